@@ -1,0 +1,374 @@
+"""The estimator contract shared by every skembed estimator.
+
+Device resolution, thread limits, progress bars, seeding and the checks of
+text input live here, so that each estimator is a thin conductor over them.
+Nothing in this module imports torch at import time: torch is imported only
+when a device other than ``"cpu"`` has to be resolved or a torch seed made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import numbers
+import os
+import sys
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+__all__ = [
+    "available_devices",
+    "check_documents",
+    "limit_threads",
+    "progress",
+    "resolve_device",
+    "resolve_n_jobs",
+    "seed_from_random_state",
+    "torch_generator",
+]
+
+
+# --------------------------------------------------------------------------- devices
+def _torch_installed() -> bool:
+    return "torch" in sys.modules or importlib.util.find_spec("torch") is not None
+
+
+def available_devices() -> list[str]:
+    """List the compute devices usable in this process.
+
+    Returns
+    -------
+    devices : list of str
+        Always starts with ``"cpu"``; then ``"cuda:0"``, ``"cuda:1"``, ... for
+        each visible CUDA device and ``"mps"`` when Apple's Metal backend is
+        available. Only ``"cpu"`` when torch is not installed.
+    """
+    devices = ["cpu"]
+    if not _torch_installed():
+        return devices
+    import torch
+
+    if torch.cuda.is_available():
+        devices += [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        devices.append("mps")
+    return devices
+
+
+def resolve_device(device) -> str:
+    """Turn a ``device`` parameter into a canonical device string.
+
+    Parameters
+    ----------
+    device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device
+        ``"auto"`` picks the first CUDA device, then MPS, then the CPU.
+        ``"cuda"`` means ``"cuda:0"``.
+
+    Returns
+    -------
+    device : str
+        ``"cpu"``, ``"cuda:N"`` or ``"mps"``. A string (not a ``torch.device``)
+        so that fitted estimators pickle and compare without torch.
+
+    Raises
+    ------
+    ValueError
+        If the device is not recognised or not available in this process; the
+        message lists the available devices.
+
+    Notes
+    -----
+    ``"cpu"`` never imports torch, so classical estimators stay torch-free.
+    The parameter itself is never modified; estimators store the result in
+    ``device_``.
+    """
+    name = str(device).strip().lower() if device is not None else "auto"
+    if name == "cpu":
+        return "cpu"
+    available = available_devices()
+    if name == "auto":
+        for prefix in ("cuda", "mps"):
+            for dev in available:
+                if dev.startswith(prefix):
+                    return dev
+        return "cpu"
+    if name == "cuda":
+        name = "cuda:0"
+    if name.startswith("cuda:"):
+        index = name[5:]
+        if not index.isdigit():
+            raise ValueError(
+                f"device={device!r} is not a valid CUDA device; use 'cuda' or 'cuda:N' "
+                "with N a device index."
+            )
+    elif name != "mps":
+        raise ValueError(
+            f"device={device!r} is not recognised; use 'auto', 'cpu', 'cuda', 'cuda:N', "
+            "'mps' or a torch.device."
+        )
+    if name not in available:
+        hint = "" if _torch_installed() else " (torch is not installed: pip install torch)"
+        raise ValueError(
+            f"device={device!r} is not available in this process{hint}; available devices: "
+            f"{available}. Use device='auto' to pick the best available one."
+        )
+    return name
+
+
+def torch_device(device_str: str):
+    """Return ``torch.device(device_str)`` (imports torch)."""
+    import torch
+
+    return torch.device(device_str)
+
+
+# --------------------------------------------------------------------------- threads
+def resolve_n_jobs(n_jobs) -> int:
+    """Number of threads a computation may use.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        ``None`` means the ``OMP_NUM_THREADS`` environment variable if set
+        (joblib sets it in the worker processes of ``GridSearchCV(n_jobs=k)``,
+        so nested estimators do not oversubscribe), else every usable core.
+        ``-1`` means every usable core, ``-2`` all but one, and so on.
+
+    Returns
+    -------
+    n_threads : int
+        At least 1.
+
+    Raises
+    ------
+    ValueError
+        If ``n_jobs == 0``.
+    """
+    n_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    n_cpus = max(int(n_cpus or 1), 1)
+    if n_jobs is None:
+        env = os.environ.get("OMP_NUM_THREADS", "")
+        if env.isdigit() and int(env) > 0:
+            return min(int(env), n_cpus)
+        return n_cpus
+    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool):
+        raise ValueError(f"n_jobs must be an int or None, got {n_jobs!r}.")
+    if n_jobs == 0:
+        raise ValueError("n_jobs=0 is not valid; use None, a positive int or -1 for all cores.")
+    if n_jobs < 0:
+        return max(n_cpus + 1 + int(n_jobs), 1)
+    return int(n_jobs)
+
+
+@contextlib.contextmanager
+def limit_threads(n_jobs):
+    """Limit native thread pools to ``n_jobs`` threads for the ``with`` block.
+
+    BLAS/OpenMP pools are limited with threadpoolctl; torch's intra-op pool
+    (when torch is already imported) and numba's pool (when numba is already
+    imported) are set for the block and restored afterwards, so no global
+    state of the process changes once the block exits.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        See :func:`resolve_n_jobs`.
+
+    Yields
+    ------
+    n_threads : int
+        The resolved number of threads.
+    """
+    from threadpoolctl import threadpool_limits
+
+    n = resolve_n_jobs(n_jobs)
+    torch = sys.modules.get("torch")
+    numba = sys.modules.get("numba")
+    old_torch = torch.get_num_threads() if torch is not None else None
+    old_numba = None
+    if numba is not None:
+        try:
+            old_numba = numba.get_num_threads()
+            numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+        except Exception:  # pragma: no cover - numba without a threading layer
+            old_numba = None
+    try:
+        if torch is not None and old_torch != n:
+            torch.set_num_threads(n)
+        with threadpool_limits(limits=n):
+            yield n
+    finally:
+        if torch is not None and old_torch is not None and torch.get_num_threads() != old_torch:
+            torch.set_num_threads(old_torch)
+        if old_numba is not None:
+            numba.set_num_threads(old_numba)
+
+
+# --------------------------------------------------------------------------- progress
+def progress(iterable=None, *, verbose=False, **kwargs):
+    """Wrap ``iterable`` in a tqdm progress bar when ``verbose`` is true.
+
+    Parameters
+    ----------
+    iterable : iterable or None
+        What to iterate; ``None`` for a manually updated bar.
+    verbose : bool or int, default=False
+        No output at all when false.
+    **kwargs
+        Passed to ``tqdm.tqdm`` (``total``, ``desc``, ``unit``, ...).
+
+    Returns
+    -------
+    bar : tqdm.tqdm
+        A disabled bar (no output) when ``verbose`` is false.
+    """
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, disable=not verbose, leave=False, **kwargs)
+
+
+# --------------------------------------------------------------------------- seeding
+def seed_from_random_state(random_state) -> int:
+    """Draw a 31-bit integer seed from a ``random_state`` parameter.
+
+    Parameters
+    ----------
+    random_state : int, numpy.random.RandomState or None
+        As in scikit-learn; turned into a generator with ``check_random_state``.
+
+    Returns
+    -------
+    seed : int
+        In ``[0, 2**31 - 1)``; deterministic for an int ``random_state``.
+    """
+    return int(check_random_state(random_state).randint(0, 2**31 - 1))
+
+
+def torch_generator(seed: int, device: str = "cpu"):
+    """A ``torch.Generator`` on ``device`` seeded with ``seed`` (global torch RNG untouched)."""
+    import torch
+
+    gen = torch.Generator(device=device)
+    gen.manual_seed(int(seed))
+    return gen
+
+
+# --------------------------------------------------------------------------- text input
+def _is_missing(doc) -> bool:
+    if doc is None:
+        return True
+    if isinstance(doc, float) and doc != doc:  # NaN
+        return True
+    try:
+        import pandas as pd  # noqa: PLC0415
+
+        return doc is pd.NA or doc is pd.NaT
+    except ImportError:  # pragma: no cover
+        return False
+
+
+def check_documents(X, *, handle_missing="error", allow_iterable=False, name="X"):
+    """Validate a collection of text documents.
+
+    Parameters
+    ----------
+    X : list, tuple, numpy.ndarray or pandas.Series of documents
+        Each document is a ``str`` (tokenized later by the estimator's
+        analyzer) or a list/tuple of ``str`` tokens (taken as pre-tokenized).
+        A 1-column DataFrame or ``(n, 1)`` array is accepted and flattened.
+    handle_missing : {"error", "empty"}, default="error"
+        What to do with a ``None``/NaN document: raise, or treat it as an
+        empty document.
+    allow_iterable : bool, default=False
+        Accept any re-iterable corpus object (such as
+        :class:`skembed.text.LineCorpus`) without materialising it; a one-shot
+        iterator or generator is still refused.
+    name : str, default="X"
+        Name used in error messages.
+
+    Returns
+    -------
+    documents : list or re-iterable
+        A list of documents (``str`` or tuple of ``str``) with missing
+        documents replaced by ``""``; or the re-iterable object itself when
+        ``allow_iterable`` and ``X`` is not a sequence.
+
+    Raises
+    ------
+    TypeError
+        If ``X`` is a single string, a one-shot iterator, not iterable, or a
+        document is neither a string nor a sequence of strings (the message
+        names the row).
+    ValueError
+        If ``X`` is empty, or a document is missing and
+        ``handle_missing="error"`` (the message names the row and the fix).
+    """
+    if isinstance(X, (str, bytes)):
+        raise TypeError(
+            f"Iterable over raw text documents expected, string object received for {name}. "
+            "Wrap a single document in a list: [document]."
+        )
+    if hasattr(X, "iloc") and hasattr(X, "columns"):  # DataFrame
+        if X.shape[1] != 1:
+            raise TypeError(
+                f"{name} is a DataFrame with {X.shape[1]} columns; text estimators take one "
+                "column of documents. Select it (df['text']) or use a ColumnTransformer."
+            )
+        X = X.iloc[:, 0]
+    if hasattr(X, "iloc"):  # Series
+        X = X.tolist()
+    elif isinstance(X, np.ndarray):
+        if X.ndim == 2 and X.shape[1] == 1:
+            X = X[:, 0]
+        if X.ndim != 1:
+            raise TypeError(
+                f"{name} must be a 1-D collection of documents, got an array of shape {X.shape}."
+            )
+        X = X.tolist()
+    elif not isinstance(X, (list, tuple)):
+        if not isinstance(X, Iterable):
+            raise TypeError(
+                f"{name} must be an iterable of documents (list, numpy array, pandas Series), "
+                f"got {type(X).__name__}."
+            )
+        if isinstance(X, Iterator):
+            raise TypeError(
+                f"{name} is a one-shot iterator ({type(X).__name__}); training iterates the corpus "
+                "several times. Pass a list, or a re-iterable corpus such as "
+                "skembed.text.LineCorpus(path)."
+            )
+        if allow_iterable:
+            return X
+        X = list(X)
+    if len(X) == 0:
+        raise ValueError(f"{name} is empty: at least one document is required.")
+    docs = []
+    for i, doc in enumerate(X):
+        if isinstance(doc, str):
+            docs.append(doc)
+        elif isinstance(doc, (list, tuple, np.ndarray)):
+            toks = tuple(doc.tolist() if isinstance(doc, np.ndarray) else doc)
+            for tok in toks:
+                if not isinstance(tok, str):
+                    raise TypeError(
+                        f"Document {i} of {name} is pre-tokenized but contains a token of type "
+                        f"{type(tok).__name__} ({tok!r}); tokens must be strings."
+                    )
+            docs.append(toks)
+        elif _is_missing(doc):
+            if handle_missing == "empty":
+                docs.append("")
+            else:
+                raise ValueError(
+                    f"Document {i} of {name} is missing ({doc!r}). Drop or fill missing documents, "
+                    "or set handle_missing='empty' to treat them as empty documents."
+                )
+        else:
+            raise TypeError(
+                f"Document {i} of {name} has type {type(doc).__name__} ({doc!r}); each document "
+                "must be a string or a list of string tokens."
+            )
+    return docs

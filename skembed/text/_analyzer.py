@@ -1,0 +1,266 @@
+"""Tokenizing, vocabulary building and corpus encoding shared by the text estimators.
+
+Strings are tokenized with scikit-learn's analyzer machinery
+(``CountVectorizer.build_analyzer``); lists/tuples of tokens are taken as
+pre-tokenized. A corpus is encoded once into a flat ``int32`` array of word
+ids with document offsets (a CSR-like layout) that the kernels consume.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable
+
+import numpy as np
+from sklearn.feature_extraction.text import CountVectorizer
+
+DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+
+
+class _Preprocessor:
+    """Lowercase ``str`` documents; leave pre-tokenized ones untouched (picklable)."""
+
+    def __init__(self, lowercase=True):
+        self.lowercase = lowercase
+
+    def __call__(self, doc):
+        if self.lowercase and isinstance(doc, str):
+            return doc.lower()
+        return doc
+
+
+class _Tokenizer:
+    """Tokenize ``str`` documents like scikit-learn; pass token sequences through (picklable)."""
+
+    def __init__(self, token_pattern=DEFAULT_TOKEN_PATTERN, tokenizer=None):
+        self.token_pattern = token_pattern
+        self.tokenizer = tokenizer
+        self._findall = None
+        if tokenizer is None:
+            pattern = re.compile(token_pattern)
+            if pattern.groups > 1:
+                raise ValueError(
+                    f"token_pattern={token_pattern!r} has {pattern.groups} capturing groups; "
+                    "at most one is allowed (as in scikit-learn)."
+                )
+            self._findall = pattern.findall
+
+    def __call__(self, doc):
+        if not isinstance(doc, str):
+            return list(doc)
+        if self.tokenizer is not None:
+            return self.tokenizer(doc)
+        return self._findall(doc)
+
+
+def vectorizer_kwargs(lowercase=True, token_pattern=DEFAULT_TOKEN_PATTERN, tokenizer=None):
+    """Keyword arguments that make a scikit-learn vectorizer accept both kinds of document.
+
+    On ``str`` documents the resulting ``CountVectorizer``/``TfidfVectorizer``
+    tokenizes exactly as one built with ``lowercase``, ``token_pattern`` and
+    ``tokenizer``; lists/tuples of tokens are taken as pre-tokenized (not
+    lowercased).
+
+    Returns
+    -------
+    kwargs : dict
+        ``preprocessor``, ``tokenizer``, ``token_pattern=None``, ``lowercase=False``.
+    """
+    return {
+        "preprocessor": _Preprocessor(lowercase),
+        "tokenizer": _Tokenizer(token_pattern, tokenizer),
+        "token_pattern": None,
+        "lowercase": False,
+    }
+
+
+def build_analyzer(lowercase=True, token_pattern=DEFAULT_TOKEN_PATTERN, tokenizer=None):
+    """Build the document → tokens function shared by all text estimators.
+
+    Parameters
+    ----------
+    lowercase : bool, default=True
+        Lowercase ``str`` documents before tokenizing.
+    token_pattern : str, default=r"(?u)\\b\\w\\w+\\b"
+        Regular expression of a token (scikit-learn's default, which drops
+        one-character tokens). Ignored when ``tokenizer`` is given.
+    tokenizer : callable or None, default=None
+        ``str -> list of str``; overrides ``token_pattern``.
+
+    Returns
+    -------
+    analyzer : callable
+        ``document -> list of str``: scikit-learn's ``CountVectorizer``
+        analyzer for ``str`` documents (unigrams, no stop words), the tokens
+        themselves for a list/tuple of tokens.
+
+    Raises
+    ------
+    ValueError
+        If ``token_pattern`` has more than one capturing group.
+    """
+    return CountVectorizer(
+        **vectorizer_kwargs(lowercase, token_pattern, tokenizer)
+    ).build_analyzer()
+
+
+def iter_tokens(documents: Iterable, analyzer: Callable) -> Iterable[list]:
+    """Yield the token list of each document (see :func:`build_analyzer`)."""
+    for doc in documents:
+        yield analyzer(doc)
+
+
+def tokenize(documents: Iterable, analyzer: Callable) -> list:
+    """Token lists of ``documents`` (see :func:`iter_tokens`) as a list."""
+    return list(iter_tokens(documents, analyzer))
+
+
+def count_words(token_lists: Iterable) -> Counter:
+    """Word counts over an iterable of token lists."""
+    counts: Counter = Counter()
+    for toks in token_lists:
+        counts.update(toks)
+    return counts
+
+
+def build_vocabulary(counts: Counter, min_count: int = 1, max_vocab_size=None):
+    """Select and order the vocabulary from word counts.
+
+    Parameters
+    ----------
+    counts : collections.Counter
+        Word → corpus count.
+    min_count : int, default=1
+        Words seen fewer times are dropped.
+    max_vocab_size : int or None, default=None
+        Keep at most this many words (the most frequent) after ``min_count``.
+
+    Returns
+    -------
+    index_to_key : list of str
+        Words sorted by decreasing count, ties by first appearance (as gensim).
+    word_counts : numpy.ndarray of shape (n_words,), dtype int64
+        Count of each word of ``index_to_key``.
+
+    Raises
+    ------
+    ValueError
+        If no word is left (empty corpus, or every word rarer than ``min_count``);
+        the message suggests a lower ``min_count``.
+    """
+    if not counts:
+        raise ValueError(
+            "The corpus has no tokens: every document is empty after tokenization. "
+            "Check the documents and the token_pattern/tokenizer parameters."
+        )
+    items = [(w, c) for w, c in counts.items() if c >= min_count]
+    if not items:
+        raise ValueError(
+            f"The vocabulary is empty after min_count={min_count}: the most frequent word occurs "
+            f"{max(counts.values())} time(s). Use a lower min_count or a larger corpus."
+        )
+    items.sort(key=lambda wc: -wc[1])  # stable: ties keep first-seen order
+    if max_vocab_size is not None:
+        items = items[: int(max_vocab_size)]
+    index_to_key = [w for w, _ in items]
+    word_counts = np.fromiter((c for _, c in items), dtype=np.int64, count=len(items))
+    return index_to_key, word_counts
+
+
+def encode(token_lists: Iterable, key_to_index: dict):
+    """Encode token lists as a flat array of word ids, dropping unknown words.
+
+    Parameters
+    ----------
+    token_lists : iterable of list of str
+    key_to_index : dict of str to int
+
+    Returns
+    -------
+    ids : numpy.ndarray of shape (n_known_tokens,), dtype int32
+        Word ids in corpus order.
+    offsets : numpy.ndarray of shape (n_documents + 1,), dtype int64
+        Document ``d`` is ``ids[offsets[d]:offsets[d + 1]]``.
+    n_tokens : int
+        Number of tokens before unknown words were dropped.
+    """
+    get = key_to_index.get
+    buf = array("i")
+    lengths = array("q")
+    n_tokens = 0
+    for toks in token_lists:
+        n_tokens += len(toks)
+        row = [i for i in map(get, toks) if i is not None]
+        lengths.append(len(row))
+        buf.extend(row)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.frombuffer(lengths, dtype=np.int64), out=offsets[1:])
+    ids = np.frombuffer(buf, dtype=np.int32).copy() if len(buf) else np.zeros(0, np.int32)
+    return ids, offsets, n_tokens
+
+
+class LineCorpus:
+    """A re-iterable corpus streamed from a text file, one document per line.
+
+    Like gensim's ``LineSentence``: each iteration re-reads the file and
+    yields each line split on whitespace, so memory does not grow with the
+    corpus. Documents are pre-tokenized (the estimator's ``lowercase`` and
+    ``token_pattern`` do not apply); lowercase and tokenize the file
+    beforehand if needed.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Text file in UTF-8; a ``.gz`` file is decompressed on the fly.
+    max_document_length : int or None, default=None
+        Split longer lines into pieces of at most this many tokens
+        (gensim uses 10,000).
+    limit : int or None, default=None
+        Read at most this many lines.
+
+    Raises
+    ------
+    FileNotFoundError
+        At construction, if ``path`` does not exist.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
+    >>> _ = open(path, "w").write("the cat sat\\nthe dog ran\\n")
+    >>> [doc for doc in LineCorpus(path)]
+    [['the', 'cat', 'sat'], ['the', 'dog', 'ran']]
+    """
+
+    def __init__(self, path, max_document_length=None, limit=None):
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"LineCorpus: no such file: {path!r}")
+        self.path = os.fspath(path)
+        self.max_document_length = max_document_length
+        self.limit = limit
+
+    def _open(self):
+        if self.path.endswith(".gz"):
+            return io.TextIOWrapper(gzip.open(self.path, "rb"), encoding="utf-8", errors="replace")
+        return open(self.path, encoding="utf-8", errors="replace")
+
+    def __iter__(self):
+        m = self.max_document_length
+        with self._open() as fh:
+            for n, line in enumerate(fh):
+                if self.limit is not None and n >= self.limit:
+                    break
+                toks = line.split()
+                if m is None or len(toks) <= m:
+                    yield toks
+                else:
+                    for start in range(0, len(toks), m):
+                        yield toks[start : start + m]
+
+    def __repr__(self):
+        return f"LineCorpus({self.path!r})"

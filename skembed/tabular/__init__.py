@@ -1,1 +1,10 @@
-"""tabular."""
+"""Neural embedders for tabular data: AutoencoderEmbedder and VAEEmbedder.
+
+Importing this package does not import torch; torch is imported in ``fit``.
+"""
+
+from ._base import TrainingDivergedError
+from .autoencoder import AutoencoderEmbedder
+from .vae import VAEEmbedder
+
+__all__ = ["AutoencoderEmbedder", "TrainingDivergedError", "VAEEmbedder"]

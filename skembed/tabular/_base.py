@@ -1,0 +1,550 @@
+"""Shared base of the neural tabular embedders: input handling, training loop, pickling.
+
+The training loop batches in-memory tensors (one permutation per epoch and
+contiguous slices of the permuted matrix, no DataLoader, no per-row Python
+objects), keeps the loss on the device and synchronises once per epoch,
+supports early stopping with restoration of the best weights, callbacks,
+``warm_start`` and per-epoch ``history_``. All randomness comes from
+``random_state``: a local ``torch.Generator`` for shuffling and sampling, and
+a forked, seeded global RNG (restored afterwards) for weight initialisation
+and dropout.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+    clone,
+)
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .. import base as _base
+from ..base import limit_threads, progress, resolve_device, torch_generator
+from ._preprocess import TabularPreprocessor, _is_dataframe
+
+#: rows per forward pass at inference (transform, score, validation loss)
+INFERENCE_BATCH = 8192
+
+TABULAR_PARAMETER_CONSTRAINTS = {
+    "n_components": [Interval(Integral, 1, None, closed="left")],
+    "hidden_layer_sizes": [tuple, list],
+    "activation": [StrOptions({"relu", "gelu", "tanh", "elu", "silu", "leaky_relu"})],
+    "dropout": [Interval(Real, 0, 1, closed="left")],
+    "batch_norm": ["boolean"],
+    "learning_rate": [Interval(Real, 0, None, closed="neither")],
+    "batch_size": [Interval(Integral, 1, None, closed="left")],
+    "max_epochs": [Interval(Integral, 1, None, closed="left")],
+    "early_stopping": ["boolean"],
+    "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+    "patience": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "weight_decay": [Interval(Real, 0, None, closed="left")],
+    "preprocessor": [StrOptions({"auto"}), HasMethods(["fit", "transform"]), None],
+    "random_state": ["random_state"],
+    "device": "no_validation",
+    "verbose": ["verbose"],
+    "warm_start": ["boolean"],
+    "callbacks": [list, tuple, None],
+    "n_jobs": [Integral, None],
+}
+
+
+class TrainingDivergedError(ValueError, FloatingPointError):
+    """The training loss became NaN or infinite."""
+
+
+class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Base of :class:`AutoencoderEmbedder` and :class:`VAEEmbedder` (not public).
+
+    Subclasses set ``_module_kind`` and implement ``_train_loss(model, x, gen)``
+    (a scalar tensor, the mean loss of a batch) and
+    ``_row_losses(model, x, gen)`` (per-row loss in eval mode, for
+    validation and ``score``).
+    """
+
+    _module_kind = "autoencoder"
+    _parameter_constraints: dict = dict(TABULAR_PARAMETER_CONSTRAINTS)
+
+    # ------------------------------------------------------------------ tags
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = isinstance(self.preprocessor, str)
+        tags.transformer_tags.preserves_dtype = ["float32"]
+        tags.non_deterministic = False
+        return tags
+
+    # ------------------------------------------------------------------ input
+    def _validate_input(self, X, reset):
+        if _is_dataframe(X):
+            validate_data(self, X, reset=reset, skip_check_array=True)
+            if X.shape[0] == 0:
+                raise ValueError(
+                    f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is "
+                    f"required by {type(self).__name__}."
+                )
+            if X.shape[1] == 0:
+                raise ValueError(
+                    f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                    f"required by {type(self).__name__}."
+                )
+            return X
+        if self.preprocessor is None:
+            return validate_data(self, X, reset=reset, dtype=[np.float32, np.float64])
+        finite = "allow-nan" if isinstance(self.preprocessor, str) else False
+        return validate_data(self, X, reset=reset, dtype=None, ensure_all_finite=finite)
+
+    def _preprocess(self, X):
+        """Preprocessed rows as a C-contiguous float32 numpy array (checked finite)."""
+        Xt = X if self.preprocessor_ is None else self.preprocessor_.transform(X)
+        if hasattr(Xt, "toarray"):
+            Xt = Xt.toarray()
+        try:
+            Xt = np.ascontiguousarray(Xt, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"The preprocessed input of {type(self).__name__} is not numeric ({exc}). "
+                "Use preprocessor='auto' for DataFrames with categorical columns."
+            ) from exc
+        if Xt.ndim != 2:
+            raise ValueError(f"The preprocessor returned an array of shape {Xt.shape}; 2-D needed.")
+        if not np.isfinite(Xt).all():
+            raise ValueError(
+                f"Input of {type(self).__name__} contains NaN or infinity after preprocessing "
+                f"(preprocessor={self.preprocessor!r} does not impute). Use preprocessor='auto' "
+                "(median imputation with indicator columns, missing category for categoricals), "
+                "add a SimpleImputer to your preprocessor, or drop the rows."
+            )
+        return Xt
+
+    def _layout(self):
+        pre = self.preprocessor_
+        if isinstance(pre, TabularPreprocessor):
+            return pre.numeric_index_, pre.categorical_groups_
+        return None, []
+
+    # ------------------------------------------------------------------ torch helpers
+    def _tensor(self, Xt):
+        import torch
+
+        return torch.from_numpy(Xt).to(self.device_)
+
+    def _loss_layout(self):
+        """``(numeric_index tensor or None, categorical groups)`` on ``device_``, cached."""
+        cache = self.__dict__.get("_layout_cache")
+        if cache is not None and cache[0] == self.device_ and cache[1] is self.preprocessor_:
+            return cache[2]
+        import torch
+
+        numeric_index, groups = self._layout()
+        if numeric_index is not None:
+            numeric_index = torch.as_tensor(numeric_index, dtype=torch.long, device=self.device_)
+        self._layout_cache = (self.device_, self.preprocessor_, (numeric_index, groups))
+        return numeric_index, groups
+
+    def _build_module(self, n_inputs):
+        from ..nn.autoencoder import build_module
+
+        hidden = tuple(int(h) for h in self.hidden_layer_sizes)
+        if any(h < 1 for h in hidden):
+            raise ValueError(
+                f"hidden_layer_sizes must hold positive ints, got {self.hidden_layer_sizes!r}."
+            )
+        config = dict(
+            n_inputs=int(n_inputs),
+            n_components=int(self.n_components),
+            hidden_layer_sizes=hidden,
+            activation=self.activation,
+            dropout=float(self.dropout),
+            batch_norm=bool(self.batch_norm),
+        )
+        return build_module(self._module_kind, config)
+
+    def _rng_fork(self, seed):
+        import contextlib
+
+        import torch
+
+        devices = []
+        if self.device_.startswith("cuda"):
+            devices = [int(self.device_.split(":")[1])]
+
+        @contextlib.contextmanager
+        def forked():
+            with torch.random.fork_rng(devices=devices, device_type="cuda"):
+                torch.manual_seed(seed)
+                yield
+
+        return forked()
+
+    def _batched_rows(self, fn, Xt):
+        """Apply ``fn`` to inference batches of ``Xt``; concatenate results on the CPU."""
+        import torch
+
+        outs = []
+        with torch.inference_mode():
+            for start in range(0, Xt.shape[0], INFERENCE_BATCH):
+                xb = self._tensor(Xt[start : start + INFERENCE_BATCH])
+                outs.append(fn(xb).float().cpu().numpy())
+        return np.concatenate(outs, axis=0)
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the preprocessor and train the network on ``X``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Mixed numeric/categorical columns (DataFrame, or object array)
+            with ``preprocessor="auto"``; numeric for ``preprocessor=None``.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Raises
+        ------
+        TrainingDivergedError
+            (a ``ValueError``) if the loss becomes NaN or infinite; lower
+            ``learning_rate``.
+        ValueError
+            If ``X`` is empty, or has NaN that the preprocessor does not impute.
+        """
+        warm = self.warm_start and hasattr(self, "model_")
+        X = self._validate_input(X, reset=not warm)
+        if not warm:
+            self.device_ = resolve_device(self.device)
+            if self.preprocessor is None:
+                self.preprocessor_ = None
+            elif isinstance(self.preprocessor, str):
+                self.preprocessor_ = TabularPreprocessor().fit(X)
+            else:
+                self.preprocessor_ = clone(self.preprocessor).fit(X)
+        Xt = self._preprocess(X)
+        n_samples, n_inputs = Xt.shape
+        if warm and self.model_.config["n_inputs"] != n_inputs:
+            raise ValueError(
+                f"warm_start=True but the preprocessed input has {n_inputs} columns, not "
+                f"{self.model_.config['n_inputs']}; set warm_start=False to refit."
+            )
+
+        rng = check_random_state(self.random_state)
+        seed = int(rng.randint(0, 2**31 - 1))
+        valid_idx = None
+        if self.early_stopping:
+            n_valid = int(np.ceil(self.validation_fraction * n_samples))
+            if n_samples - n_valid < 1 or n_valid < 1:
+                warnings.warn(
+                    f"early_stopping needs at least 2 rows; training on all {n_samples} rows "
+                    "without validation.",
+                    UserWarning,
+                    stacklevel=2,
+                )
+            else:
+                perm = rng.permutation(n_samples)
+                valid_idx, train_idx = np.sort(perm[:n_valid]), np.sort(perm[n_valid:])
+        if valid_idx is not None:
+            X_train, X_valid = Xt[train_idx], Xt[valid_idx]
+        else:
+            X_train, X_valid = Xt, None
+        if self.batch_norm and X_train.shape[0] < 2:
+            raise ValueError(
+                "batch_norm=True needs at least 2 training rows (batch statistics of one row "
+                "are undefined); set batch_norm=False."
+            )
+
+        with limit_threads(self.n_jobs), self._rng_fork(seed):
+            if not warm:
+                self.model_ = self._build_module(n_inputs).to(self.device_)
+                self.history_ = []
+                self._seed_ = seed
+            try:
+                self._train(X_train, X_valid, seed)
+            except TrainingDivergedError:
+                if not warm:
+                    for name in ("model_", "history_", "n_epochs_", "best_epoch_"):
+                        self.__dict__.pop(name, None)
+                raise
+        self._n_features_out = int(self.n_components)
+        return self
+
+    def _train(self, X_train, X_valid, seed):
+        import torch
+
+        model = self.model_
+        device = self.device_
+        gen = torch_generator(seed, device)
+        x_train = self._tensor(X_train)
+        x_valid = None if X_valid is None else self._tensor(X_valid)
+        optimizer = torch.optim.AdamW(
+            model.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay
+        )
+        n = x_train.shape[0]
+        bs = int(min(self.batch_size, n))
+        # with batch norm, a trailing batch of one row is merged away (dropped this epoch)
+        stop = n - 1 if (self.batch_norm and n % bs == 1 and n > 1) else n
+        start_epoch = len(self.history_)
+        best = np.inf
+        best_state = None
+        best_epoch = start_epoch
+        bad_epochs = 0
+        callbacks = list(self.callbacks or [])
+        bar = progress(
+            range(start_epoch + 1, start_epoch + self.max_epochs + 1),
+            verbose=self.verbose,
+            desc=type(self).__name__,
+            unit="epoch",
+        )
+        for epoch in bar:
+            t0 = time.perf_counter()
+            model.train()
+            perm = torch.randperm(n, generator=gen, device=device)
+            xs = x_train.index_select(0, perm)
+            total = torch.zeros((), device=device)
+            for start in range(0, stop, bs):
+                xb = xs[start : start + bs]
+                loss = self._train_loss(model, xb, gen)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                total += loss.detach() * xb.shape[0]
+            train_loss = float(total) / stop
+            if not np.isfinite(train_loss):
+                raise TrainingDivergedError(
+                    f"{type(self).__name__} training diverged: the loss is {train_loss} at epoch "
+                    f"{epoch}. Lower learning_rate (currently {self.learning_rate}), e.g. by a "
+                    "factor of 10, and check the input scale (preprocessor='auto' standardises "
+                    "numeric columns)."
+                )
+            valid_loss = None
+            if x_valid is not None:
+                valid_loss = float(self._mean_row_loss(x_valid))
+            record = {
+                "epoch": epoch,
+                "train_loss": train_loss,
+                "valid_loss": valid_loss,
+                "duration_s": time.perf_counter() - t0,
+            }
+            self.history_.append(record)
+            monitored = train_loss if valid_loss is None else valid_loss
+            if monitored < best - self.tol * abs(best if np.isfinite(best) else 0.0):
+                best, best_epoch, bad_epochs = monitored, epoch, 0
+                if self.early_stopping and x_valid is not None:
+                    best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            else:
+                bad_epochs += 1
+            if self.verbose:
+                bar.set_postfix(train_loss=f"{train_loss:.4g}", valid_loss=valid_loss)
+            stop_now = False
+            for cb in callbacks:
+                stop_now = bool(cb(self, record)) or stop_now
+            if stop_now or (
+                self.early_stopping and x_valid is not None and bad_epochs >= self.patience
+            ):
+                break
+        if best_state is not None:
+            model.load_state_dict(best_state)
+        model.eval()
+        self.n_epochs_ = len(self.history_)
+        self.best_epoch_ = best_epoch
+
+    def _mean_row_loss(self, x):
+        import torch
+
+        model = self.model_
+        was_training = model.training
+        model.eval()
+        total = torch.zeros((), device=x.device)
+        gen = torch_generator(self._seed_, self.device_)
+        with torch.inference_mode():
+            for start in range(0, x.shape[0], INFERENCE_BATCH):
+                total += self._row_losses(model, x[start : start + INFERENCE_BATCH], gen).sum()
+        model.train(was_training)
+        return float(total) / x.shape[0]
+
+    # ------------------------------------------------------------------ inference
+    def _check_fitted_input(self, X):
+        check_is_fitted(self, "model_")
+        X = self._validate_input(X, reset=False)
+        return self._preprocess(X)
+
+    def _encode(self, xb):
+        return self.model_.encode(xb)
+
+    def transform(self, X):
+        """Embed rows.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Same columns as in ``fit``.
+
+        Returns
+        -------
+        codes : numpy.ndarray of shape (n_samples, n_components), float32
+        """
+        Xt = self._check_fitted_input(X)
+        with limit_threads(self.n_jobs):
+            return self._batched_rows(self._encode, Xt)
+
+    def _decode_codes(self, Z):
+        check_is_fitted(self, "model_")
+        Z = np.ascontiguousarray(np.asarray(Z, dtype=np.float32))
+        if Z.ndim != 2 or Z.shape[1] != self.n_components:
+            raise ValueError(
+                f"Codes must have shape (n_samples, {self.n_components}), got {Z.shape}."
+            )
+        with limit_threads(self.n_jobs):
+            return self._batched_rows(self.model_.decode, Z)
+
+    def _to_original(self, decoded, categorical="argmax", random_state=None):
+        pre = self.preprocessor_
+        if pre is None:
+            return decoded.astype(np.float64)
+        if isinstance(pre, TabularPreprocessor):
+            return pre.inverse_transform(
+                decoded, categorical=categorical, random_state=random_state
+            )
+        if not hasattr(pre, "inverse_transform"):
+            raise ValueError(
+                f"The preprocessor {type(pre).__name__} has no inverse_transform, so "
+                "reconstructions cannot be mapped back to the original columns; use "
+                "preprocessor='auto' or None, or decode_preprocessed()."
+            )
+        return pre.inverse_transform(decoded)
+
+    def inverse_transform(self, X):
+        """Decode codes back to rows in the original column space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+            Codes, as returned by ``transform``.
+
+        Returns
+        -------
+        X_original : pandas.DataFrame or numpy.ndarray of shape (n_samples, n_features_in_)
+            With ``preprocessor="auto"``: the original columns (a DataFrame
+            with the fitted column names if fitted on one), numerics
+            unscaled, categories back as labels (the most probable one).
+            With ``preprocessor=None``: float64 array. A custom
+            preprocessor's own ``inverse_transform`` is used.
+        """
+        return self._to_original(self._decode_codes(X))
+
+    def decode_preprocessed(self, X):
+        """Decoder output in the preprocessed space (categorical groups as probabilities).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+
+        Returns
+        -------
+        X_pre : numpy.ndarray of shape (n_samples, n_preprocessed_features), float32
+        """
+        import torch
+
+        from ..nn.autoencoder import decoded_to_expected
+
+        decoded = self._decode_codes(X)
+        groups = self._layout()[1]
+        return decoded_to_expected(torch.from_numpy(decoded), groups).numpy()
+
+    def reconstruction_error(self, X):
+        """Mean squared error of the reconstruction, in the preprocessed space.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        mse : float
+            ``mean((x_pre - x_hat)^2)`` over rows and preprocessed columns,
+            with each categorical group's prediction taken as softmax
+            probabilities against the one-hot truth (the same quantity as
+            ``PCA`` reconstruction error on the preprocessed matrix). The VAE
+            decodes its posterior means.
+        """
+        Xt = self._check_fitted_input(X)
+        codes = self._batched_rows(self._encode, Xt)
+        return float(np.mean((self.decode_preprocessed(codes) - Xt) ** 2))
+
+    def score(self, X, y=None):
+        """Mean per-row log-likelihood-style score of ``X`` (higher is better).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+            Minus the mean per-row reconstruction loss (autoencoder), or the
+            mean evidence lower bound (VAE); see the class Notes. Suitable
+            for ``GridSearchCV(scoring=None)``.
+        """
+        Xt = self._check_fitted_input(X)
+        with limit_threads(self.n_jobs):
+            return -self._mean_row_loss(self._tensor(Xt))
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_layout_cache", None)
+        model = state.pop("model_", None)
+        if model is not None:
+            import torch
+
+            buf = io.BytesIO()
+            torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, buf)
+            state["_packed_model_"] = {
+                "kind": model.kind,
+                "config": dict(model.config),
+                "state_dict": buf.getvalue(),
+            }
+        return state
+
+    def __setstate__(self, state):
+        packed = state.pop("_packed_model_", None)
+        super().__setstate__(state)
+        if packed is None:
+            return
+        import torch
+
+        from ..nn.autoencoder import build_module
+
+        model = build_module(packed["kind"], packed["config"])
+        weights = torch.load(
+            io.BytesIO(packed["state_dict"]), map_location="cpu", weights_only=True
+        )
+        model.load_state_dict(weights)
+        model.eval()
+        device = getattr(self, "device_", "cpu")
+        if device != "cpu" and device not in _base.available_devices():
+            warnings.warn(
+                f"{type(self).__name__} was fitted on device {device!r}, which is not available "
+                "here; the model was moved to 'cpu' (device_ is now 'cpu').",
+                UserWarning,
+                stacklevel=2,
+            )
+            device = "cpu"
+            self.device_ = device
+        self.model_ = model.to(device)

@@ -1,0 +1,310 @@
+"""The ``preprocessor="auto"`` of the tabular embedders: mixed columns -> one numeric matrix.
+
+:class:`TabularPreprocessor` builds, in ``fit``, a ``ColumnTransformer`` of
+this library's :class:`~skembed.preprocessing.ScalerEmbedder` (numeric
+columns, median imputation with missing-indicator columns) and
+:class:`~skembed.preprocessing.OneHotEmbedder` (categorical columns, missing
+values as their own category), remembers the output layout (which output
+columns are numeric, which are one-hot groups) for the mixed reconstruction
+loss, and maps reconstructions back to the original columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ..preprocessing import OneHotEmbedder, ScalerEmbedder
+
+#: label given to missing values of categorical columns before one-hot encoding
+MISSING_CATEGORY = "__missing__"
+
+
+def _is_dataframe(X):
+    return hasattr(X, "columns") and hasattr(X, "iloc")
+
+
+def _missing_mask(values):
+    """Elementwise None/NaN/pd.NA/NaT mask of an object array."""
+    try:
+        import pandas as pd
+
+        return np.asarray(pd.isna(values), dtype=bool)
+    except ImportError:  # pragma: no cover - pandas is optional
+        return np.vectorize(
+            lambda v: v is None or (isinstance(v, float) and v != v), otypes=[bool]
+        )(values)
+
+
+def categories_as_str(X):
+    """Categorical block as an object array of ``str`` with missing values -> ``MISSING_CATEGORY``.
+
+    Casting to ``str`` makes columns of mixed types (bools and NaN, ints and
+    strings) sortable by the one-hot encoder.
+    """
+    values = X.to_numpy(dtype=object) if _is_dataframe(X) else np.asarray(X, dtype=object)
+    if values.ndim == 1:
+        values = values[:, None]
+    mask = _missing_mask(values)
+    out = values.astype(str).astype(object)
+    out[mask] = MISSING_CATEGORY
+    return out
+
+
+def _is_numeric_column(values) -> bool:
+    if values.dtype.kind in "iuf":
+        return True
+    if values.dtype.kind == "b":
+        return False
+    try:
+        np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def column_kinds(X):
+    """Split the columns of ``X`` into numeric and categorical ones.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame or numpy.ndarray of shape (n_samples, n_features)
+
+    Returns
+    -------
+    numeric, categorical : list of (str or int)
+        Column names (DataFrame) or positions (array). ``bool``, ``object``,
+        ``category`` and ``string`` columns are categorical; for object
+        arrays, a column is numeric when all its values convert to float.
+    """
+    numeric, categorical = [], []
+    if _is_dataframe(X):
+        for name in X.columns:
+            dtype = X[name].dtype
+            kind = getattr(dtype, "kind", "O")
+            if kind in "iuf" and str(dtype) != "category":
+                numeric.append(name)
+            else:
+                categorical.append(name)
+        return numeric, categorical
+    X = np.asarray(X)
+    for j in range(X.shape[1]):
+        (numeric if _is_numeric_column(X[:, j]) else categorical).append(j)
+    return numeric, categorical
+
+
+class TabularPreprocessor(TransformerMixin, BaseEstimator):
+    """Scale and impute numeric columns, one-hot encode categorical ones (``preprocessor="auto"``).
+
+    Parameters
+    ----------
+    scaling : {"standard", "minmax", "robust"}, default="standard"
+        ``ScalerEmbedder`` method of the numeric columns.
+    numeric_imputation : {"median", "mean"}, default="median"
+        Imputation of missing numeric values; a 0/1 indicator column is added
+        for each numeric column with missing values in ``fit``. A column
+        missing entirely is imputed with 0 (and reconstructed as NaN).
+    handle_unknown : str, default="warn"
+        ``OneHotEmbedder(handle_unknown=...)``: by default, a category unseen
+        in ``fit`` is encoded as an all-zero block with a ``UserWarning``.
+    dtype : numpy dtype, default=numpy.float32
+        Output dtype.
+
+    Attributes
+    ----------
+    column_transformer_ : sklearn.compose.ColumnTransformer
+    numeric_columns_, categorical_columns_ : list of (str or int)
+    numeric_index_ : numpy.ndarray of int, shape (n_numeric_out,)
+        Output columns holding scaled numerics and missing indicators.
+    categorical_groups_ : list of (int, int)
+        ``[start, stop)`` output ranges of each categorical column's one-hot block.
+    all_missing_columns_ : list of (str or int)
+        Numeric columns missing entirely in ``fit``.
+    n_features_out_ : int
+    """
+
+    def __init__(
+        self,
+        *,
+        scaling="standard",
+        numeric_imputation="median",
+        handle_unknown="warn",
+        dtype=np.float32,
+    ):
+        self.scaling = scaling
+        self.numeric_imputation = numeric_imputation
+        self.handle_unknown = handle_unknown
+        self.dtype = dtype
+
+    def fit(self, X, y=None):
+        """Build and fit the column transformer on ``X`` (DataFrame or 2-D array)."""
+        numeric, categorical = column_kinds(X)
+        self.numeric_columns_, self.categorical_columns_ = numeric, categorical
+        self.input_is_dataframe_ = _is_dataframe(X)
+        if self.input_is_dataframe_:
+            self.columns_ = list(X.columns)
+            self.dtypes_ = X.dtypes.to_dict()
+        else:
+            self.columns_ = list(range(np.shape(X)[1]))
+        transformers = []
+        if numeric:
+            transformers.append(
+                (
+                    "num",
+                    Pipeline(
+                        [
+                            (
+                                "impute",
+                                SimpleImputer(
+                                    strategy=self.numeric_imputation,
+                                    add_indicator=True,
+                                    keep_empty_features=True,
+                                ),
+                            ),
+                            ("scale", ScalerEmbedder(method=self.scaling)),
+                        ]
+                    ),
+                    numeric,
+                )
+            )
+        if categorical:
+            transformers.append(
+                (
+                    "cat",
+                    Pipeline(
+                        [
+                            (
+                                "as_str",
+                                FunctionTransformer(
+                                    categories_as_str, feature_names_out="one-to-one"
+                                ),
+                            ),
+                            (
+                                "onehot",
+                                OneHotEmbedder(
+                                    handle_unknown=self.handle_unknown, dtype=self.dtype
+                                ),
+                            ),
+                        ]
+                    ),
+                    categorical,
+                )
+            )
+        ct = ColumnTransformer(transformers, remainder="drop", sparse_threshold=0.0)
+        ct.fit(X)
+        self.column_transformer_ = ct
+        self.n_features_out_ = int(sum(s.stop - s.start for s in ct.output_indices_.values()))
+        num_slice = ct.output_indices_.get("num", slice(0, 0))
+        self.numeric_index_ = np.arange(num_slice.start, num_slice.stop)
+        groups = []
+        if categorical:
+            start = ct.output_indices_["cat"].start
+            for cats in ct.named_transformers_["cat"]["onehot"].categories_:
+                groups.append((start, start + len(cats)))
+                start += len(cats)
+        self.categorical_groups_ = groups
+        self.all_missing_columns_ = []
+        if numeric:
+            values = X[numeric] if self.input_is_dataframe_ else np.asarray(X)[:, numeric]
+            values = np.asarray(values, dtype=np.float64)
+            self.all_missing_columns_ = [
+                c for c, m in zip(numeric, np.isnan(values).all(axis=0), strict=True) if m
+            ]
+        # original values of each categorical label, to give labels back with their own type
+        self.category_values_ = []
+        if categorical:
+            raw = X[categorical] if self.input_is_dataframe_ else np.asarray(X)[:, categorical]
+            raw = (
+                raw.to_numpy(dtype=object) if _is_dataframe(raw) else np.asarray(raw, dtype=object)
+            )
+            as_str = categories_as_str(raw)
+            for j in range(raw.shape[1]):
+                mapping = {MISSING_CATEGORY: np.nan}
+                for s, v in zip(as_str[:, j], raw[:, j], strict=True):
+                    if s != MISSING_CATEGORY:
+                        mapping.setdefault(s, v)
+                self.category_values_.append(mapping)
+        return self
+
+    def transform(self, X):
+        """Preprocessed rows, ``(n_samples, n_features_out_)`` of ``dtype``."""
+        check_is_fitted(self, "column_transformer_")
+        return np.asarray(self.column_transformer_.transform(X), dtype=self.dtype)
+
+    def get_feature_names_out(self, input_features=None):
+        """Output column names of the column transformer."""
+        check_is_fitted(self, "column_transformer_")
+        return self.column_transformer_.get_feature_names_out(input_features)
+
+    def inverse_transform(self, Xt, *, categorical="argmax", random_state=None):
+        """Map preprocessed-space rows (or decoder outputs) back to the original columns.
+
+        Parameters
+        ----------
+        Xt : array-like of shape (n_samples, n_features_out_)
+            Numeric block in the scaled space; each categorical group holds
+            scores (one-hot, probabilities or logits).
+        categorical : {"argmax", "sample"}, default="argmax"
+            Pick each group's highest score, or draw a category from the
+            softmax of the group (``Xt`` must then hold logits).
+        random_state : int, RandomState or None
+            Seeds ``categorical="sample"``.
+
+        Returns
+        -------
+        X : pandas.DataFrame or numpy.ndarray of shape (n_samples, n_features_in)
+            The original columns in their original order: a DataFrame with
+            the fitted column names when fitted on a DataFrame; else a
+            float64 array (all numeric) or an object array. Missing
+            categories and all-missing numeric columns come back as NaN.
+        """
+        check_is_fitted(self, "column_transformer_")
+        Xt = np.asarray(Xt, dtype=np.float64)
+        n = Xt.shape[0]
+        ct = self.column_transformer_
+        columns = {}
+        if self.numeric_columns_:
+            block = Xt[:, self.numeric_index_]
+            scaled = ct.named_transformers_["num"]["scale"].inverse_transform(block)
+            values = scaled[:, : len(self.numeric_columns_)]
+            for j, col in enumerate(self.numeric_columns_):
+                columns[col] = (
+                    np.full(n, np.nan) if col in self.all_missing_columns_ else values[:, j]
+                )
+        if self.categorical_columns_:
+            rng = check_random_state(random_state)
+            cats = ct.named_transformers_["cat"]["onehot"].categories_
+            for j, (col, (start, stop)) in enumerate(
+                zip(self.categorical_columns_, self.categorical_groups_, strict=True)
+            ):
+                scores = Xt[:, start:stop]
+                if categorical == "sample":
+                    p = np.exp(scores - scores.max(axis=1, keepdims=True))
+                    p /= p.sum(axis=1, keepdims=True)
+                    u = rng.random_sample((n, 1))
+                    idx = np.minimum((p.cumsum(axis=1) < u).sum(axis=1), stop - start - 1)
+                else:
+                    idx = scores.argmax(axis=1)
+                labels = cats[j][idx]
+                mapping = self.category_values_[j]
+                columns[col] = np.array([mapping.get(s, s) for s in labels], dtype=object)
+        if self.input_is_dataframe_:
+            import pandas as pd
+
+            frame = pd.DataFrame({c: columns[c] for c in self.columns_})
+            for c in self.numeric_columns_:
+                if self.dtypes_[c].kind == "f":
+                    frame[c] = frame[c].astype(self.dtypes_[c])
+            return frame
+        if not self.categorical_columns_:
+            return np.column_stack([columns[c] for c in self.columns_]).astype(np.float64)
+        out = np.empty((n, len(self.columns_)), dtype=object)
+        for c in self.columns_:
+            out[:, c] = columns[c]
+        return out

@@ -23,6 +23,7 @@ import importlib.util
 import json
 import os
 import threading
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -309,9 +310,12 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
 
     if quantize == "int8":
         base = load_encoder(source, revision=revision, dtype=dtype_name, device=device)
-        model = torch.ao.quantization.quantize_dynamic(
-            base.model, {torch.nn.Linear}, dtype=torch.qint8, inplace=False
-        )
+        with warnings.catch_warnings():  # torch.ao deprecation notices (still the CPU path)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            model = torch.ao.quantization.quantize_dynamic(
+                base.model, {torch.nn.Linear}, dtype=torch.qint8, inplace=False
+            )
         model.eval()
         return LoadedEncoder(
             model, base.tokenizer, base.max_length, source, base.hidden_size, base.n_hidden_states

@@ -262,6 +262,11 @@ class BertPooledEmbedder(
         self.handle_missing = handle_missing
         self.handle_unknown = handle_unknown
 
+    def _analyzer(self):
+        """Whitespace split: the model tokenizes text itself, and pre-tokenized documents are
+        joined with single spaces, so ``[d.split() for d in X]`` embeds exactly like ``X``."""
+        return str.split
+
     # ------------------------------------------------------------------ fit / load
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -600,7 +605,7 @@ class BertPooledEmbedder(
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self):
-        state = super().__getstate__()
+        state = dict(super().__getstate__())  # object.__getstate__ returns __dict__ itself
         for key in ("model_", "tokenizer_"):
             state.pop(key, None)
         if self.store_weights and "model_" in self.__dict__ and self._source.kind != "object":

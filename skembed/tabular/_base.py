@@ -79,7 +79,11 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
     # ------------------------------------------------------------------ tags
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = isinstance(self.preprocessor, str)
+        auto = isinstance(self.preprocessor, str)
+        tags.input_tags.allow_nan = auto
+        # the "auto" preprocessor one-hot encodes string/categorical columns
+        tags.input_tags.string = auto
+        tags.input_tags.categorical = auto
         tags.transformer_tags.preserves_dtype = ["float32"]
         tags.non_deterministic = False
         return tags
@@ -224,6 +228,8 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         ValueError
             If ``X`` is empty, or has NaN that the preprocessor does not impute.
         """
+        import torch  # noqa: F401 - before limit_threads, so that it limits torch's pool too
+
         warm = self.warm_start and hasattr(self, "model_")
         X = self._validate_input(X, reset=not warm)
         if not warm:

@@ -11,6 +11,8 @@ loss, and maps reconstructions back to the original columns.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.compose import ColumnTransformer
@@ -125,7 +127,10 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
     categorical_groups_ : list of (int, int)
         ``[start, stop)`` output ranges of each categorical column's one-hot block.
     all_missing_columns_ : list of (str or int)
-        Numeric columns missing entirely in ``fit``.
+        Numeric columns missing entirely in ``fit`` (reconstructed as NaN).
+    constant_columns_ : dict
+        Numeric columns with a single value in ``fit`` → that value
+        (reconstructed exactly).
     n_features_out_ : int
     """
 
@@ -210,12 +215,20 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
                 start += len(cats)
         self.categorical_groups_ = groups
         self.all_missing_columns_ = []
+        self.constant_columns_ = {}
         if numeric:
             values = X[numeric] if self.input_is_dataframe_ else np.asarray(X)[:, numeric]
             values = np.asarray(values, dtype=np.float64)
-            self.all_missing_columns_ = [
-                c for c, m in zip(numeric, np.isnan(values).all(axis=0), strict=True) if m
-            ]
+            missing = np.isnan(values).all(axis=0)
+            self.all_missing_columns_ = [c for c, m in zip(numeric, missing, strict=True) if m]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                lo, hi = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
+            self.constant_columns_ = {
+                c: float(v)
+                for c, v, w, m in zip(numeric, lo, hi, missing, strict=True)
+                if not m and v == w
+            }
         # original values of each categorical label, to give labels back with their own type
         self.category_values_ = []
         if categorical:
@@ -274,9 +287,12 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
             scaled = ct.named_transformers_["num"]["scale"].inverse_transform(block)
             values = scaled[:, : len(self.numeric_columns_)]
             for j, col in enumerate(self.numeric_columns_):
-                columns[col] = (
-                    np.full(n, np.nan) if col in self.all_missing_columns_ else values[:, j]
-                )
+                if col in self.all_missing_columns_:
+                    columns[col] = np.full(n, np.nan)
+                elif col in self.constant_columns_:
+                    columns[col] = np.full(n, self.constant_columns_[col])
+                else:
+                    columns[col] = values[:, j]
         if self.categorical_columns_:
             rng = check_random_state(random_state)
             cats = ct.named_transformers_["cat"]["onehot"].categories_

@@ -1,0 +1,326 @@
+"""Tests of AutoencoderEmbedder and VAEEmbedder."""
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skembed.tabular import AutoencoderEmbedder, VAEEmbedder
+
+TINY = dict(n_components=2, hidden_layer_sizes=(4,), max_epochs=2, batch_size=64, random_state=0)
+
+
+def _expected_failed_checks(estimator):
+    return {}
+
+
+@parametrize_with_checks(
+    [AutoencoderEmbedder(**TINY), VAEEmbedder(**TINY)],
+    expected_failed_checks=_expected_failed_checks,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@parametrize_with_checks(
+    [AutoencoderEmbedder(**TINY, preprocessor=None), VAEEmbedder(**TINY, preprocessor=None)],
+    expected_failed_checks=_expected_failed_checks,
+)
+def test_sklearn_compatible_without_preprocessor(estimator, check):
+    check(estimator)
+
+
+# ----------------------------------------------------------------------------- real data fixtures
+NUMS = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
+CATS = ["species", "island", "sex"]
+
+
+@pytest.fixture(scope="module")
+def penguins():
+    from skembed.datasets import load_penguins
+
+    return load_penguins()
+
+
+@pytest.fixture(scope="module")
+def penguins_split(penguins):
+    from sklearn.model_selection import train_test_split
+
+    return train_test_split(penguins, test_size=0.25, random_state=0, stratify=penguins["species"])
+
+
+@pytest.fixture(scope="module")
+def fitted_ae(penguins_split):
+    train, _ = penguins_split
+    return AutoencoderEmbedder(n_components=2, max_epochs=150, random_state=0).fit(train)
+
+
+@pytest.fixture(scope="module")
+def fitted_vae(penguins_split):
+    train, _ = penguins_split
+    return VAEEmbedder(n_components=2, max_epochs=150, random_state=0).fit(train)
+
+
+# ----------------------------------------------------------------------------- behaviour
+def test_import_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, skembed.tabular; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("cls", [AutoencoderEmbedder, VAEEmbedder])
+def test_reproducible_and_global_rng_untouched(cls, penguins):
+    import torch
+
+    state = torch.random.get_rng_state()
+    a = cls(n_components=2, max_epochs=3, dropout=0.1, random_state=1).fit(penguins)
+    assert torch.equal(state, torch.random.get_rng_state())
+    b = cls(n_components=2, max_epochs=3, dropout=0.1, random_state=1).fit(penguins)
+    c = cls(n_components=2, max_epochs=3, dropout=0.1, random_state=2).fit(penguins)
+    np.testing.assert_array_equal(a.transform(penguins), b.transform(penguins))
+    assert not np.allclose(a.transform(penguins), c.transform(penguins))
+    assert [h["train_loss"] for h in a.history_] == [h["train_loss"] for h in b.history_]
+
+
+def test_dataframe_input_attributes_and_output(fitted_ae, penguins):
+    ae = fitted_ae
+    assert list(ae.feature_names_in_) == list(penguins.columns) and ae.n_features_in_ == 8
+    codes = ae.transform(penguins)
+    assert codes.shape == (344, 2) and codes.dtype == np.float32 and np.isfinite(codes).all()
+    np.testing.assert_array_equal(
+        ae.get_feature_names_out(), ["autoencoderembedder0", "autoencoderembedder1"]
+    )
+    pre = ae.preprocessor_
+    # 5 numerics (year included) + one missing indicator per numeric column with NaNs ...
+    assert len(pre.numeric_index_) == 5 + sum(penguins[NUMS].isna().any())
+    # ... + one-hot groups: 3 species, 3 islands, 3 sexes (female, male, missing)
+    assert [stop - start for start, stop in pre.categorical_groups_] == [3, 3, 3]
+    assert pre.numeric_columns_ == NUMS + ["year"]
+
+
+def test_inverse_transform_gives_labels_back(fitted_ae, penguins_split):
+    _, test = penguins_split
+    back = fitted_ae.inverse_transform(fitted_ae.transform(test))
+    assert list(back.columns) == list(test.columns)
+    assert set(back["species"]) <= {"Adelie", "Chinstrap", "Gentoo"}
+    assert back["body_mass_g"].dtype == np.float64
+    # 2-D codes keep the species (held-out rows)
+    assert (back["species"].to_numpy() == test["species"].to_numpy()).mean() > 0.9
+    ok = test["flipper_length_mm"].notna().to_numpy()
+    corr = np.corrcoef(
+        back["flipper_length_mm"].to_numpy()[ok], test["flipper_length_mm"].to_numpy()[ok]
+    )[0, 1]
+    assert corr > 0.9
+
+
+def test_score_is_minus_mean_reconstruction_loss_by_hand():
+    X = np.random.RandomState(0).normal(size=(60, 5))
+    ae = AutoencoderEmbedder(
+        n_components=2, hidden_layer_sizes=(8,), max_epochs=5, preprocessor=None, random_state=0
+    ).fit(X)
+    recon = ae.inverse_transform(ae.transform(X))
+    expected = -np.mean(0.5 * ((recon - X) ** 2).sum(axis=1))
+    assert ae.score(X) == pytest.approx(expected, rel=1e-5)
+    assert ae.reconstruction_error(X) == pytest.approx(np.mean((recon - X) ** 2), rel=1e-5)
+
+
+def test_grid_search_selects_on_score(penguins):
+    from sklearn.model_selection import GridSearchCV
+
+    data = penguins[NUMS].dropna()
+    search = GridSearchCV(
+        AutoencoderEmbedder(max_epochs=60, hidden_layer_sizes=(16,), random_state=0),
+        {"n_components": [1, 3]},
+        cv=2,
+    ).fit(data)
+    assert search.best_params_ == {"n_components": 3}
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+def test_ae_beats_pca_reconstruction_and_codes_separate_species(fitted_ae, penguins_split):
+    from sklearn.decomposition import PCA
+    from sklearn.linear_model import LogisticRegression
+
+    train, test = penguins_split
+    pre = fitted_ae.preprocessor_
+    pca = PCA(2).fit(pre.transform(train))
+    Xte = pre.transform(test)
+    pca_err = float(np.mean((pca.inverse_transform(pca.transform(Xte)) - Xte) ** 2))
+    ae_err = fitted_ae.reconstruction_error(test)
+    assert ae_err < 0.7 * pca_err, (ae_err, pca_err)
+    # downstream: the species is predictable from the 2-D codes of held-out rows
+    clf = LogisticRegression(max_iter=1000).fit(fitted_ae.transform(train), train["species"])
+    assert clf.score(fitted_ae.transform(test), test["species"]) > 0.9
+
+
+def test_vae_sample_transform_modes_and_score(fitted_vae, penguins_split):
+    train, test = penguins_split
+    vae = fitted_vae
+    rows = vae.sample(200, random_state=0)
+    assert list(rows.columns) == list(train.columns) and len(rows) == 200
+    assert set(rows["species"]) <= {"Adelie", "Chinstrap", "Gentoo"}
+    assert rows["species"].nunique() == 3
+    assert rows["body_mass_g"].between(2000, 7500).mean() > 0.95
+    assert rows["body_mass_g"].mean() == pytest.approx(train["body_mass_g"].mean(), rel=0.1)
+    again = vae.sample(200, random_state=0)
+    assert rows.equals(again)
+    mean = vae.transform(test)
+    drawn = vae.set_params(transform_mode="sample").transform(test)
+    vae.set_params(transform_mode="mean")
+    assert not np.allclose(mean, drawn) and np.isfinite(drawn).all()
+    # posterior spread: draws scatter around the means with about unit-or-less scale
+    assert 0 < np.abs(drawn - mean).mean() < 2.0
+    untrained = VAEEmbedder(n_components=2, max_epochs=1, random_state=0).fit(train)
+    assert vae.score(test) > untrained.score(test)
+
+
+def test_early_stopping_restores_best_and_callbacks_stop(penguins):
+    data = penguins[NUMS].dropna().to_numpy()
+    ae = AutoencoderEmbedder(
+        n_components=1,
+        hidden_layer_sizes=(32,),
+        learning_rate=0.01,
+        max_epochs=400,
+        early_stopping=True,
+        patience=5,
+        validation_fraction=0.2,
+        random_state=0,
+    ).fit(data)
+    valid = [h["valid_loss"] for h in ae.history_]
+    assert ae.n_epochs_ < 400
+    assert ae.best_epoch_ == int(np.argmin(valid)) + 1
+    assert ae.n_epochs_ - ae.best_epoch_ == 5
+    seen = []
+
+    def stop_at_three(est, record):
+        seen.append(record["epoch"])
+        return record["epoch"] == 3
+
+    ae = AutoencoderEmbedder(max_epochs=50, callbacks=[stop_at_three], random_state=0).fit(data)
+    assert seen == [1, 2, 3] and ae.n_epochs_ == 3
+    assert set(ae.history_[0]) == {"epoch", "train_loss", "valid_loss", "duration_s"}
+
+
+def test_warm_start_continues_training(penguins):
+    data = penguins[NUMS].dropna()
+    ae = AutoencoderEmbedder(max_epochs=5, warm_start=True, random_state=0).fit(data)
+    model, first = ae.model_, ae.history_[-1]["train_loss"]
+    ae.fit(data)
+    assert ae.model_ is model and ae.n_epochs_ == 10
+    assert [h["epoch"] for h in ae.history_] == list(range(1, 11))
+    assert ae.history_[-1]["train_loss"] < first
+
+
+def test_nan_loss_is_a_clear_error_pointing_to_learning_rate(penguins):
+    from skembed.tabular import TrainingDivergedError
+
+    with pytest.raises(TrainingDivergedError, match="learning_rate"):
+        AutoencoderEmbedder(learning_rate=1e30, max_epochs=5, random_state=0).fit(penguins)
+    est = AutoencoderEmbedder(learning_rate=1e30, max_epochs=5, random_state=0)
+    with pytest.raises(ValueError, match="diverged"):
+        est.fit(penguins)
+    assert not hasattr(est, "model_")
+
+
+def test_unseen_categories_warn_and_encode(fitted_ae, penguins):
+    row = penguins.iloc[[0]].copy()
+    row["island"] = "Atlantis"
+    with pytest.warns(UserWarning, match="nknown categor"):
+        codes = fitted_ae.transform(row)
+    assert np.isfinite(codes).all()
+
+
+def test_missing_values_all_missing_constant_columns(penguins):
+    df = penguins.copy()
+    df["all_missing_num"] = np.nan
+    df["all_missing_cat"] = pd_none_column(len(df))
+    df["constant"] = 1.0
+    ae = AutoencoderEmbedder(max_epochs=3, random_state=0).fit(df)
+    assert np.isfinite(ae.transform(df)).all()
+    back = ae.inverse_transform(ae.transform(df.iloc[:5]))
+    assert back["all_missing_num"].isna().all()
+    assert back["all_missing_cat"].isna().all()
+    np.testing.assert_array_equal(back["constant"], 1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        AutoencoderEmbedder(max_epochs=2, preprocessor=None).fit(penguins[NUMS])
+    from sklearn.preprocessing import StandardScaler
+
+    with pytest.raises(ValueError, match="NaN or infinity after preprocessing"):
+        AutoencoderEmbedder(max_epochs=2, preprocessor=StandardScaler()).fit(penguins[NUMS])
+
+
+def pd_none_column(n):
+    return np.array([None] * n, dtype=object)
+
+
+def test_single_row_and_batch_norm(penguins):
+    one = penguins.dropna().iloc[[0]]
+    ae = AutoencoderEmbedder(max_epochs=2, random_state=0).fit(one)
+    assert ae.transform(one).shape == (1, 2)
+    with pytest.raises(ValueError, match="batch_norm"):
+        AutoencoderEmbedder(max_epochs=2, batch_norm=True).fit(one)
+    with pytest.warns(UserWarning, match="early_stopping"):
+        AutoencoderEmbedder(max_epochs=2, early_stopping=True).fit(one)
+    # 2 rows with batch norm work; a trailing 1-row batch is skipped
+    bn = AutoencoderEmbedder(max_epochs=2, batch_norm=True, batch_size=4, random_state=0)
+    assert np.isfinite(bn.fit(penguins.iloc[:9]).transform(penguins.iloc[:9])).all()
+
+
+def test_custom_preprocessor_and_inverse(penguins):
+    from sklearn.preprocessing import Normalizer, StandardScaler
+
+    data = penguins[NUMS].dropna()
+    ae = AutoencoderEmbedder(max_epochs=30, preprocessor=StandardScaler(), random_state=0)
+    back = ae.fit(data).inverse_transform(ae.transform(data))
+    assert back.shape == data.shape and abs(back[:, 3].mean() - data.iloc[:, 3].mean()) < 300
+    no_inverse = Normalizer()
+    ae = AutoencoderEmbedder(max_epochs=2, preprocessor=no_inverse).fit(data)
+    with pytest.raises(ValueError, match="inverse_transform"):
+        ae.inverse_transform(ae.transform(data))
+
+
+def test_pickle_weights_only_and_missing_device_fallback(fitted_ae, penguins, monkeypatch):
+    import io
+    import pickle
+
+    import torch
+
+    import skembed.base
+
+    state = fitted_ae.__getstate__()
+    weights = torch.load(
+        io.BytesIO(state["_packed_model_"]["state_dict"]), weights_only=True, map_location="cpu"
+    )
+    assert all(isinstance(v, torch.Tensor) for v in weights.values())
+    blob = pickle.dumps(fitted_ae)
+    restored = pickle.loads(blob)
+    np.testing.assert_array_equal(restored.transform(penguins), fitted_ae.transform(penguins))
+    # simulate: trained on CUDA, unpickled where CUDA is absent
+    fitted_ae.device_ = "cuda:0"
+    try:
+        blob = pickle.dumps(fitted_ae)
+    finally:
+        fitted_ae.device_ = "cpu"
+    monkeypatch.setattr(skembed.base, "available_devices", lambda: ["cpu"])
+    with pytest.warns(UserWarning, match="not available here"):
+        moved = pickle.loads(blob)
+    assert moved.device_ == "cpu"
+    assert next(moved.model_.parameters()).device.type == "cpu"
+    np.testing.assert_array_equal(moved.transform(penguins), fitted_ae.transform(penguins))
+
+
+def test_verbose_progress_bar(penguins, capsys):
+    AutoencoderEmbedder(max_epochs=2, verbose=True, random_state=0).fit(penguins)
+    assert "AutoencoderEmbedder" in capsys.readouterr().err
+
+
+def test_bad_parameters_and_codes():
+    X = np.random.RandomState(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        AutoencoderEmbedder(hidden_layer_sizes=(0,)).fit(X)
+    with pytest.raises(ValueError, match="beta"):
+        VAEEmbedder(beta=0).fit(X)
+    ae = AutoencoderEmbedder(max_epochs=1).fit(X)
+    with pytest.raises(ValueError, match="shape"):
+        ae.inverse_transform(np.zeros((2, 5)))

@@ -332,6 +332,8 @@ def test_pickle_with_weights_is_self_contained(tiny, tiny_dir, tmp_path):
     _hf.clear_model_cache()
     again = pickle.loads(blob)
     np.testing.assert_allclose(again.transform(DOCS), ref, atol=1e-6, rtol=0)
+    twice = pickle.loads(pickle.dumps(again))  # still self-contained
+    np.testing.assert_allclose(twice.transform(DOCS), ref, atol=1e-6, rtol=0)
 
 
 # ----------------------------------------------------------------------------- errors

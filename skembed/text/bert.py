@@ -608,7 +608,8 @@ class BertPooledEmbedder(
         state = dict(super().__getstate__())  # object.__getstate__ returns __dict__ itself
         for key in ("model_", "tokenizer_"):
             state.pop(key, None)
-        if self.store_weights and "model_" in self.__dict__ and self._source.kind != "object":
+        loaded = self.__dict__.get("model_") is not None
+        if self.store_weights and loaded and not isinstance(self.model, (tuple, list)):
             state["_stored_weights"] = _export_weights(self)
         return state
 

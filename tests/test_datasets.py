@@ -1,0 +1,19 @@
+import numpy as np
+
+from skembed.datasets import load_bbc_news, load_diamonds, load_penguins
+
+
+def test_bbc_news(bbc_news):
+    texts, labels = bbc_news
+    assert len(texts) == 2225 and labels.shape == (2225,)
+    classes, counts = np.unique(labels, return_counts=True)
+    assert classes.tolist() == ["business", "entertainment", "politics", "sports", "tech"]
+    assert counts.tolist() == [510, 386, 417, 511, 401]
+    assert texts == load_bbc_news()[0]  # stable order
+
+
+def test_penguins_and_diamonds():
+    p = load_penguins()
+    assert p.shape == (344, 8) and p["sex"].isna().sum() == 11
+    d = load_diamonds()
+    assert d.shape == (53940, 10) and "rownames" not in d.columns

@@ -1,8 +1,39 @@
-"""skembed: scikit-learn-compatible embedding transformers."""
+"""skembed: scikit-learn-compatible embedding transformers.
+
+Importing skembed does not import torch or transformers; the estimators that
+compute with them import them in ``fit``.
+"""
 
 from .keyedvectors import KeyedVectors
-from .text import LineCorpus, PPMIEmbedder, TfidfLSA
+from .preprocessing import LabelEmbedder, OneHotEmbedder, ScalerEmbedder
+from .tabular import AutoencoderEmbedder, VAEEmbedder
+from .text import (
+    BertPooledEmbedder,
+    FastTextKeyedVectors,
+    FastTextTransformer,
+    GloVeTransformer,
+    LineCorpus,
+    PPMIEmbedder,
+    TfidfLSA,
+    Word2VecTransformer,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["KeyedVectors", "LineCorpus", "PPMIEmbedder", "TfidfLSA", "__version__"]
+__all__ = [
+    "AutoencoderEmbedder",
+    "BertPooledEmbedder",
+    "FastTextKeyedVectors",
+    "FastTextTransformer",
+    "GloVeTransformer",
+    "KeyedVectors",
+    "LabelEmbedder",
+    "LineCorpus",
+    "OneHotEmbedder",
+    "PPMIEmbedder",
+    "ScalerEmbedder",
+    "TfidfLSA",
+    "VAEEmbedder",
+    "Word2VecTransformer",
+    "__version__",
+]

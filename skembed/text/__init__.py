@@ -1,7 +1,20 @@
-"""Text embedders: document → dense vector."""
+"""Text embedders: documents → dense vectors. Torch is imported only by the estimators that need it, in ``fit``."""
 
 from ._analyzer import LineCorpus
+from .bert import BertPooledEmbedder
+from .fasttext import FastTextKeyedVectors, FastTextTransformer
+from .glove import GloVeTransformer
 from .lsa import TfidfLSA
 from .ppmi import PPMIEmbedder
+from .word2vec import Word2VecTransformer
 
-__all__ = ["LineCorpus", "PPMIEmbedder", "TfidfLSA"]
+__all__ = [
+    "BertPooledEmbedder",
+    "FastTextKeyedVectors",
+    "FastTextTransformer",
+    "GloVeTransformer",
+    "LineCorpus",
+    "PPMIEmbedder",
+    "TfidfLSA",
+    "Word2VecTransformer",
+]

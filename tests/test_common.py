@@ -57,6 +57,7 @@ REGISTRY = {
             "min_count": 1,
             "epochs": 2,
             "bucket": 1000,
+            "oov_ngrams": False,  # unknown test words must embed as zeros
             "random_state": 0,
             "n_jobs": 1,
         },

@@ -51,13 +51,15 @@ def penguins_split(penguins):
 @pytest.fixture(scope="module")
 def fitted_ae(penguins_split):
     train, _ = penguins_split
-    return AutoencoderEmbedder(n_components=2, max_epochs=150, random_state=0).fit(train)
+    return AutoencoderEmbedder(
+        n_components=2, max_epochs=150, batch_size=32, random_state=0
+    ).fit(train)
 
 
 @pytest.fixture(scope="module")
 def fitted_vae(penguins_split):
     train, _ = penguins_split
-    return VAEEmbedder(n_components=2, max_epochs=150, random_state=0).fit(train)
+    return VAEEmbedder(n_components=2, max_epochs=150, batch_size=32, random_state=0).fit(train)
 
 
 # ----------------------------------------------------------------------------- behaviour
@@ -324,3 +326,56 @@ def test_bad_parameters_and_codes():
     ae = AutoencoderEmbedder(max_epochs=1).fit(X)
     with pytest.raises(ValueError, match="shape"):
         ae.inverse_transform(np.zeros((2, 5)))
+
+
+def test_auto_preprocessor_round_trip_is_exact(penguins):
+    import pandas as pd
+
+    from skembed.tabular._preprocess import TabularPreprocessor
+
+    pre = TabularPreprocessor().fit(penguins)
+    Xt = pre.transform(penguins)
+    # 5 scaled numerics, 4 unscaled 0/1 missing indicators, 3 + 3 + 3 one-hot columns
+    assert Xt.shape == (344, 18) and Xt.dtype == np.float32
+    assert set(np.unique(Xt[:, 5:])) == {0.0, 1.0}
+    np.testing.assert_allclose(Xt[:, :5].mean(axis=0), 0, atol=1e-5)
+    back = pre.inverse_transform(Xt)
+    pd.testing.assert_frame_equal(back, penguins, check_exact=False, rtol=1e-5, check_dtype=False)
+    assert back["year"].dtype == penguins["year"].dtype
+
+
+def test_compare_tabular_leaderboard(penguins):
+    from sklearn.decomposition import PCA
+
+    from skembed._compare_tabular import compare_tabular, format_leaderboard
+    from skembed.tabular._preprocess import TabularPreprocessor
+
+    X, y = penguins.drop(columns="species"), penguins["species"]
+    rows = compare_tabular(X, y, n_components=2, cv=3, embedders=["Scaler+OneHot (raw)", "PCA"])
+    by_name = {r["embedder"]: r for r in rows}
+    raw, pca_row = by_name["Scaler+OneHot (raw)"], by_name["PCA"]
+    assert raw["cv_accuracy_mean"] > 0.97 and raw["reconstruction_error"] == 0.0
+    assert (
+        pca_row["n_components"] == 2 and 0.7 < pca_row["cv_accuracy_mean"] < raw["cv_accuracy_mean"]
+    )
+    assert rows[0] is raw  # sorted by accuracy
+    # PCA's reconstruction error is the held-out MSE in the Scaler+OneHot space
+    from sklearn.model_selection import train_test_split
+
+    X_tr, X_te = train_test_split(X, test_size=0.2, random_state=0, stratify=y.astype(str))
+    pre = TabularPreprocessor().fit(X_tr)
+    pca = PCA(2, random_state=0).fit(pre.transform(X_tr))
+    P = pre.transform(X_te)
+    expected = np.mean((pca.inverse_transform(pca.transform(P)) - P) ** 2)
+    assert pca_row["reconstruction_error"] == pytest.approx(expected, rel=1e-4)
+    assert "PCA" in format_leaderboard(rows)
+    with pytest.raises(ValueError, match="Unknown embedders"):
+        compare_tabular(X, y, embedders=["tSNE"])
+
+
+def test_missing_in_transform_only_column_is_imputed(penguins):
+    data = penguins.dropna()
+    ae = AutoencoderEmbedder(max_epochs=2, random_state=0).fit(data)
+    row = penguins.iloc[[3]]  # all four measurements and sex missing; no NaN seen in fit
+    with pytest.warns(UserWarning, match="unknown categories"):
+        assert np.isfinite(ae.transform(row)).all()

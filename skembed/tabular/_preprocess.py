@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.compose import ColumnTransformer
-from sklearn.impute import SimpleImputer
+from sklearn.impute import MissingIndicator, SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils import check_random_state
@@ -109,8 +109,8 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
     scaling : {"standard", "minmax", "robust"}, default="standard"
         ``ScalerEmbedder`` method of the numeric columns.
     numeric_imputation : {"median", "mean"}, default="median"
-        Imputation of missing numeric values; a 0/1 indicator column is added
-        for each numeric column with missing values in ``fit``. A column
+        Imputation of missing numeric values; a 0/1 indicator column (not
+        scaled) is added for each numeric column with missing values in ``fit``. A column
         missing entirely is imputed with 0 (and reconstructed as NaN).
     handle_unknown : str, default="warn"
         ``OneHotEmbedder(handle_unknown=...)``: by default, a category unseen
@@ -123,7 +123,8 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
     column_transformer_ : sklearn.compose.ColumnTransformer
     numeric_columns_, categorical_columns_ : list of (str or int)
     numeric_index_ : numpy.ndarray of int, shape (n_numeric_out,)
-        Output columns holding scaled numerics and missing indicators.
+        Output columns holding scaled numerics and the (unscaled 0/1)
+        missing indicators; all get the squared-error loss.
     categorical_groups_ : list of (int, int)
         ``[start, stop)`` output ranges of each categorical column's one-hot block.
     all_missing_columns_ : list of (str or int)
@@ -167,9 +168,7 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
                             (
                                 "impute",
                                 SimpleImputer(
-                                    strategy=self.numeric_imputation,
-                                    add_indicator=True,
-                                    keep_empty_features=True,
+                                    strategy=self.numeric_imputation, keep_empty_features=True
                                 ),
                             ),
                             ("scale", ScalerEmbedder(method=self.scaling)),
@@ -177,6 +176,10 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
                     ),
                     numeric,
                 )
+            )
+            # 0/1 indicators, unscaled: a rare missing value must not become a huge outlier
+            transformers.append(
+                ("missing", MissingIndicator(features="missing-only", error_on_new=False), numeric)
             )
         if categorical:
             transformers.append(
@@ -206,7 +209,11 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
         self.column_transformer_ = ct
         self.n_features_out_ = int(sum(s.stop - s.start for s in ct.output_indices_.values()))
         num_slice = ct.output_indices_.get("num", slice(0, 0))
-        self.numeric_index_ = np.arange(num_slice.start, num_slice.stop)
+        self._scaled_index = np.arange(num_slice.start, num_slice.stop)
+        ind_slice = ct.output_indices_.get("missing", slice(0, 0))
+        self.numeric_index_ = np.concatenate(
+            [self._scaled_index, np.arange(ind_slice.start, ind_slice.stop)]
+        )
         groups = []
         if categorical:
             start = ct.output_indices_["cat"].start
@@ -275,7 +282,10 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
             The original columns in their original order: a DataFrame with
             the fitted column names when fitted on a DataFrame; else a
             float64 array (all numeric) or an object array. Missing
-            categories and all-missing numeric columns come back as NaN.
+            categories, numeric values whose missing indicator is
+            reconstructed above 0.5, and all-missing numeric columns come
+            back as NaN; integer columns of a DataFrame are rounded back to
+            their integer dtype when they have no NaN.
         """
         check_is_fitted(self, "column_transformer_")
         Xt = np.asarray(Xt, dtype=np.float64)
@@ -283,9 +293,15 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
         ct = self.column_transformer_
         columns = {}
         if self.numeric_columns_:
-            block = Xt[:, self.numeric_index_]
+            block = Xt[:, self._scaled_index]
             scaled = ct.named_transformers_["num"]["scale"].inverse_transform(block)
-            values = scaled[:, : len(self.numeric_columns_)]
+            values = scaled[:, : len(self.numeric_columns_)].copy()
+            # a reconstructed missing indicator above 0.5 gives the value back as missing
+            indicator = ct.named_transformers_.get("missing")
+            if indicator is not None and len(indicator.features_):
+                start = ct.output_indices_["missing"].start
+                for k, j in enumerate(indicator.features_):
+                    values[Xt[:, start + k] > 0.5, j] = np.nan
             for j, col in enumerate(self.numeric_columns_):
                 if col in self.all_missing_columns_:
                     columns[col] = np.full(n, np.nan)
@@ -315,8 +331,11 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
 
             frame = pd.DataFrame({c: columns[c] for c in self.columns_})
             for c in self.numeric_columns_:
-                if self.dtypes_[c].kind == "f":
-                    frame[c] = frame[c].astype(self.dtypes_[c])
+                dtype = self.dtypes_[c]
+                if dtype.kind == "f":
+                    frame[c] = frame[c].astype(dtype)
+                elif dtype.kind in "iu" and not frame[c].isna().any():
+                    frame[c] = np.rint(frame[c].to_numpy()).astype(dtype)
             return frame
         if not self.categorical_columns_:
             return np.column_stack([columns[c] for c in self.columns_]).astype(np.float64)

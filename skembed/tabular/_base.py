@@ -108,9 +108,17 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         finite = "allow-nan" if isinstance(self.preprocessor, str) else False
         return validate_data(self, X, reset=reset, dtype=None, ensure_all_finite=finite)
 
-    def _preprocess(self, X):
-        """Preprocessed rows as a C-contiguous float32 numpy array (checked finite)."""
-        Xt = X if self.preprocessor_ is None else self.preprocessor_.transform(X)
+    def _preprocess(self, X, fit=False):
+        """Preprocessed rows as a C-contiguous float32 numpy array (checked finite).
+
+        With ``fit=True`` the preprocessor is fitted on ``X`` in the same pass.
+        """
+        if self.preprocessor_ is None:
+            Xt = X
+        elif fit:
+            Xt = self.preprocessor_.fit_transform(X)
+        else:
+            Xt = self.preprocessor_.transform(X)
         if hasattr(Xt, "toarray"):
             Xt = Xt.toarray()
         try:
@@ -237,10 +245,10 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
             if self.preprocessor is None:
                 self.preprocessor_ = None
             elif isinstance(self.preprocessor, str):
-                self.preprocessor_ = TabularPreprocessor().fit(X)
+                self.preprocessor_ = TabularPreprocessor()
             else:
-                self.preprocessor_ = clone(self.preprocessor).fit(X)
-        Xt = self._preprocess(X)
+                self.preprocessor_ = clone(self.preprocessor)
+        Xt = self._preprocess(X, fit=not warm)
         n_samples, n_inputs = Xt.shape
         if warm and self.model_.config["n_inputs"] != n_inputs:
             raise ValueError(

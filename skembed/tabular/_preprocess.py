@@ -148,7 +148,7 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
         self.handle_unknown = handle_unknown
         self.dtype = dtype
 
-    def fit(self, X, y=None):
+    def _fit(self, X):
         """Build and fit the column transformer on ``X`` (DataFrame or 2-D array)."""
         numeric, categorical = column_kinds(X)
         self.numeric_columns_, self.categorical_columns_ = numeric, categorical
@@ -205,7 +205,7 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
                 )
             )
         ct = ColumnTransformer(transformers, remainder="drop", sparse_threshold=0.0)
-        ct.fit(X)
+        out = ct.fit_transform(X)
         self.column_transformer_ = ct
         self.n_features_out_ = int(sum(s.stop - s.start for s in ct.output_indices_.values()))
         num_slice = ct.output_indices_.get("num", slice(0, 0))
@@ -245,12 +245,20 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
             )
             as_str = categories_as_str(raw)
             for j in range(raw.shape[1]):
-                mapping = {MISSING_CATEGORY: np.nan}
-                for s, v in zip(as_str[:, j], raw[:, j], strict=True):
-                    if s != MISSING_CATEGORY:
-                        mapping.setdefault(s, v)
+                labels, first = np.unique(as_str[:, j], return_index=True)
+                mapping = {s: raw[i, j] for s, i in zip(labels, first, strict=True)}
+                mapping[MISSING_CATEGORY] = np.nan
                 self.category_values_.append(mapping)
+        return out
+
+    def fit(self, X, y=None):
+        """Build and fit the column transformer on ``X`` (DataFrame or 2-D array)."""
+        self._fit(X)
         return self
+
+    def fit_transform(self, X, y=None):
+        """Fit on ``X`` and return its preprocessed rows (one pass of the column transformer)."""
+        return np.asarray(self._fit(X), dtype=self.dtype)
 
     def transform(self, X):
         """Preprocessed rows, ``(n_samples, n_features_out_)`` of ``dtype``."""

@@ -8,8 +8,11 @@ The update is word2vec's plain SGD done a batch at a time: for each example
 the binary logistic losses of its output rows (the positive target and
 negatives, or the Huffman path nodes) give the error ``g = (label -
 sigmoid(f)) * lr``; the input side receives ``sum_j g_j * out_j`` and each
-output row ``g_j * input``, accumulated with ``index_put_(accumulate=True)`` (duplicate rows in
-a batch add up, as lock-free updates of consecutive examples would). No
+output row ``g_j * input``, accumulated with ``index_put_(accumulate=True)``
+(a row repeated in the batch gets the sum of its updates, as consecutive
+lock-free updates would; batches must therefore stay small enough that
+frequent words do not overshoot -- measured: CBOW at ``lr=0.05`` diverges with
+4096 windows per batch and matches the numba kernel's loss with 512). No
 autograd graph is built, so memory is that of the batch.
 """
 
@@ -98,19 +101,18 @@ class Word2VecNet(nn.Module):
         loss = -(F.logsigmoid(sign * f) * mask).sum()
         g = (labels - torch.sigmoid(f)) * mask * lr  # (B, M)
         grad_in = torch.bmm(g.unsqueeze(1), w).squeeze(1)  # (B, d)
-        grad_out = g.unsqueeze(-1) * l1.unsqueeze(1)  # (B, M, d)
-        out.index_put_(
-            (out_idx.reshape(-1),), grad_out.reshape(-1, grad_out.shape[-1]), accumulate=True
-        )
+        flat = out_idx.reshape(-1)
+        grad_out = (g.unsqueeze(-1) * l1.unsqueeze(1)).reshape(-1, l1.shape[-1])
+        out.index_put_((flat,), grad_out, accumulate=True)
         return loss, grad_in
 
     @torch.no_grad()
     def apply_input(self, inputs, grad_in):
         """Add the input-side update to the input rows (to each context row in CBOW)."""
         if inputs.dim() == 1:
-            self.syn0.index_put_((inputs,), grad_in, accumulate=True)
-            return
-        mask = inputs >= 0
-        idx = inputs[mask]
-        rows = grad_in.unsqueeze(1).expand(-1, inputs.shape[1], -1)[mask]
+            idx, rows = inputs, grad_in
+        else:
+            mask = inputs >= 0
+            idx = inputs[mask]
+            rows = grad_in.unsqueeze(1).expand(-1, inputs.shape[1], -1)[mask]
         self.syn0.index_put_((idx,), rows, accumulate=True)

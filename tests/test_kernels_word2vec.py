@@ -1,0 +1,261 @@
+"""Exact tests of the word2vec training preparation and numba kernels on hand-checkable inputs."""
+
+import numpy as np
+import pytest
+
+from skembed.kernels import _sampling as S
+from skembed.kernels.word2vec import cbow_windows, prepare_chunk, skipgram_pairs, train_chunk
+
+SIG, LOGSIG = S.sigmoid_tables()
+
+
+def _table_sigmoid(f):
+    """word2vec.c's table lookup, as the kernel does it (scores kept inside (-6, 6))."""
+    assert -S.MAX_EXP < f < S.MAX_EXP
+    return SIG[int((np.float32(f) + np.float32(S.MAX_EXP)) * np.float32(1000 / 6.0 / 2.0))]
+
+
+def _ref_pair(syn0_rows, out, targets, labels, alpha):
+    """Reference update of one (input rows, output rows) example; returns neu1e."""
+    l1 = syn0_rows.mean(axis=0)
+    neu1e = np.zeros_like(l1)
+    for t, lab in zip(targets, labels, strict=True):
+        f = float(l1 @ out[t])
+        g = np.float32((lab - _table_sigmoid(f)) * alpha)
+        neu1e += g * out[t]
+        out[t] += g * l1
+    return neu1e
+
+
+def _tables(n_words):
+    codes = np.zeros((n_words, 1), np.uint8)
+    points = np.zeros((n_words, 1), np.int32)
+    lengths = np.zeros(n_words, np.int32)
+    return codes, points, lengths
+
+
+def _vectors(n_rows, dim, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.random((n_rows, dim), dtype=np.float32) - 0.5).astype(np.float32)
+
+
+def _run(
+    syn0,
+    syn1neg,
+    ids,
+    offsets,
+    *,
+    sg,
+    negative=1,
+    hs=False,
+    syn1=None,
+    huff=None,
+    sub=(None, None),
+    alpha=0.1,
+    window=1,
+):
+    n_words = syn1neg.shape[0]
+    # degenerate alias table: every negative sample is the last word
+    neg_prob = np.zeros(n_words, np.float32)
+    neg_alias = np.full(n_words, n_words - 1, np.int32)
+    codes, points, lengths = huff if huff is not None else _tables(n_words)
+    if syn1 is None:
+        syn1 = np.zeros((0, syn0.shape[1]), np.float32)
+    return train_chunk(
+        syn0,
+        syn1neg,
+        syn1,
+        np.asarray(ids, np.int32),
+        np.asarray(offsets, np.int64),
+        sub[0],
+        sub[1],
+        neg_prob,
+        neg_alias,
+        codes,
+        points,
+        lengths,
+        SIG,
+        LOGSIG,
+        sg,
+        hs,
+        negative,
+        window,
+        alpha,
+        alpha,
+        0,
+        1,
+    )
+
+
+def test_skipgram_negative_sampling_step_matches_reference():
+    # vocabulary 0..3, word 3 is the (fixed) negative; window=1 draws b=0 always
+    dim = 4
+    syn0 = _vectors(4, dim)
+    syn1neg = _vectors(4, dim, seed=1)
+    ref0, ref1 = syn0.copy(), syn1neg.copy()
+    stats = _run(syn0, syn1neg, [0, 1, 2], [0, 3], sg=True)
+    # word2vec.c order: for each centre p, each context c predicts ids[p]
+    expected_loss = 0.0
+    for p, c in [(0, 1), (1, 0), (1, 2), (2, 1)]:
+        l1 = ref0[c].copy()
+        for t, lab in [(p, 1.0), (3, 0.0)]:
+            f = float(l1 @ ref1[t])
+            idx = int((np.float32(f) + np.float32(6.0)) * np.float32(1000 / 12))
+            expected_loss += -LOGSIG[idx] if lab else -LOGSIG[999 - idx]
+        ref0[c] += _ref_pair(ref0[[c]], ref1, [p, 3], [1.0, 0.0], 0.1)
+    np.testing.assert_allclose(syn0, ref0, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(syn1neg, ref1, rtol=0, atol=1e-6)
+    assert stats[0, 1] == 4  # four (context, centre) pairs
+    assert stats[0, 0] == pytest.approx(expected_loss, rel=1e-5)
+    assert stats[0, 2] == 0
+
+
+def test_cbow_step_matches_reference():
+    dim = 3
+    syn0 = _vectors(4, dim)
+    syn1neg = _vectors(4, dim, seed=2)
+    ref0, ref1 = syn0.copy(), syn1neg.copy()
+    _run(syn0, syn1neg, [0, 1, 2], [0, 3], sg=False)
+    for p, ctx in [(0, [1]), (1, [0, 2]), (2, [1])]:
+        neu1e = _ref_pair(ref0[ctx], ref1, [p, 3], [1.0, 0.0], 0.1)
+        for c in ctx:
+            ref0[c] += neu1e  # the full error to every context word (word2vec.c)
+    np.testing.assert_allclose(syn0, ref0, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(syn1neg, ref1, rtol=0, atol=1e-6)
+
+
+def test_subword_csr_identity_equals_plain_and_mean_rows_reference():
+    dim = 4
+    ids, offsets = [0, 1, 2, 1], [0, 4]
+    a0, a1 = _vectors(4, dim), _vectors(4, dim, seed=1)
+    b0, b1 = a0.copy(), a1.copy()
+    _run(a0, a1, ids, offsets, sg=True)
+    ident = (np.arange(5, dtype=np.int64), np.arange(4, dtype=np.int32))
+    _run(b0, b1, ids, offsets, sg=True, sub=ident)
+    np.testing.assert_array_equal(a0, b0)
+    np.testing.assert_array_equal(a1, b1)
+
+    # word w -> rows {w, 4 + w % 2} of a 6-row input matrix (FastText-like buckets)
+    indptr = np.arange(0, 9, 2, dtype=np.int64)
+    indices = np.array([[w, 4 + w % 2] for w in range(4)], np.int32).ravel()
+    syn0 = _vectors(6, dim, seed=3)
+    syn1neg = _vectors(4, dim, seed=4)
+    ref0, ref1 = syn0.copy(), syn1neg.copy()
+    _run(syn0, syn1neg, [0, 1], [0, 2], sg=True, sub=(indptr, indices))
+    for p, c in [(0, 1), (1, 0)]:
+        rows = [c, 4 + c % 2]
+        neu1e = _ref_pair(ref0[rows], ref1, [p, 3], [1.0, 0.0], 0.1)
+        for r in rows:
+            ref0[r] += neu1e  # the full gradient to each row (fastText, gensim)
+    np.testing.assert_allclose(syn0, ref0, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(syn1neg, ref1, rtol=0, atol=1e-6)
+
+
+def test_hierarchical_softmax_step_matches_reference():
+    counts = np.array([5, 3, 1, 1])
+    codes, points, lengths = S.huffman_tree(counts)
+    dim = 3
+    syn0 = _vectors(4, dim)
+    syn1 = _vectors(3, dim, seed=5) * 0.1
+    ref0, ref1 = syn0.copy(), syn1.copy()
+    _run(
+        syn0,
+        np.zeros((4, dim), np.float32),
+        [2, 0],
+        [0, 2],
+        sg=True,
+        negative=0,
+        hs=True,
+        syn1=syn1,
+        huff=(codes, points, lengths),
+    )
+    for p, c in [(0, 1), (1, 0)]:
+        w = [2, 0][p]
+        c_word = [2, 0][c]
+        path = points[w, : lengths[w]]
+        labels = 1.0 - codes[w, : lengths[w]].astype(np.float32)
+        ref0[c_word] += _ref_pair(ref0[[c_word]], ref1, path, labels, 0.1)
+    np.testing.assert_allclose(syn0, ref0, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(syn1, ref1, rtol=0, atol=1e-6)
+
+
+def test_nan_scores_are_flagged():
+    syn0 = np.full((3, 2), np.nan, np.float32)
+    stats = _run(syn0, np.ones((3, 2), np.float32), [0, 1], [0, 2], sg=True)
+    assert stats[0, 2] == 1.0
+
+
+def test_huffman_tree_code_lengths_and_prefix_free():
+    counts = np.array([5, 3, 1, 1])
+    codes, points, lengths = S.huffman_tree(counts)
+    # merges 1+1, 2+3, 5+5: optimal lengths 1, 2, 3, 3
+    assert lengths.tolist() == [1, 2, 3, 3]
+    words = ["".join(map(str, codes[w, : lengths[w]])) for w in range(4)]
+    for a in words:
+        assert sum(b.startswith(a) for b in words) == 1
+    assert (points[:, 0][lengths > 0] == 2).all()  # root = n - 2, first on every path
+    c, p, n = S.huffman_tree([7])
+    assert n.tolist() == [0]
+
+
+def test_alias_table_encodes_the_distribution_exactly():
+    probs = S.noise_distribution([10, 5, 3, 1, 1], 0.75)
+    np.testing.assert_allclose(
+        probs, np.array([10, 5, 3, 1, 1]) ** 0.75 / (np.array([10, 5, 3, 1, 1]) ** 0.75).sum()
+    )
+    prob, alias = S.alias_table(probs)
+    n = len(probs)
+    implied = prob.astype(np.float64) / n
+    np.add.at(implied, alias, (1.0 - prob.astype(np.float64)) / n)
+    np.testing.assert_allclose(implied, probs, atol=1e-6)
+    table = S.cumulative_table([10, 5, 3, 1, 1])
+    assert table[-1] == 2**31 - 1 and (np.diff(table.astype(np.int64)) > 0).all()
+
+
+def test_keep_probabilities_word2vec_formula():
+    counts = np.array([1000, 100, 10, 1])
+    keep = S.keep_probabilities(counts, sample=1e-2)
+    t = 1e-2 * counts.sum()  # 11.11
+    expected = np.minimum((np.sqrt(counts / t) + 1) * t / counts, 1.0)
+    np.testing.assert_allclose(keep, expected, rtol=1e-6)
+    assert keep[-1] == 1.0 and keep[0] < 0.2
+    assert (S.keep_probabilities(counts, sample=0) == 1).all()
+
+
+def test_lcg_and_sigmoid_tables():
+    assert S.lcg_next(1) == 25214903917 + 11
+    assert S.lcg_next(2**64 - 1) == (-25214903917 + 11) % 2**64
+    sig, logsig = S.sigmoid_tables()
+    assert sig[500] == pytest.approx(0.5) and sig[0] == pytest.approx(1 / (1 + np.exp(6)))
+    np.testing.assert_allclose(logsig, np.log(sig.astype(np.float64)), rtol=2e-5, atol=1e-7)
+
+
+def test_prepare_chunk_remaps_drops_and_subsamples():
+    raw = np.array([0, 1, 2, 3, 0, 2], np.int32)
+    offsets = np.array([0, 3, 6], np.int64)
+    remap = np.array([1, -1, 0, 2], np.int32)
+    ids, offs, n_known = prepare_chunk(raw, offsets, remap, np.ones(3, np.float32), 0)
+    assert ids.tolist() == [1, 0, 2, 1, 0] and offs.tolist() == [0, 2, 5] and n_known == 5
+    keep = np.array([1.0, 0.5, 1.0], np.float32)
+    many = np.tile(raw, 5000)
+    ids, offs, _ = prepare_chunk(many, np.array([0, many.size]), remap, keep, 1)
+    frac = (ids == 1).sum() / 10000  # word 1 occurs 10000 times before subsampling
+    assert abs(frac - 0.5) < 0.03
+    assert (ids == 0).sum() == 10000  # keep probability 1: never dropped
+    again, _, _ = prepare_chunk(many, np.array([0, many.size]), remap, keep, 1)
+    np.testing.assert_array_equal(ids, again)
+
+
+def test_pairs_and_windows_respect_documents():
+    ids = np.array([5, 6, 7, 8], np.int32)
+    offsets = np.array([0, 2, 4], np.int64)
+    inputs, targets = skipgram_pairs(ids, offsets, 1, 0)
+    assert sorted(zip(inputs.tolist(), targets.tolist(), strict=True)) == [
+        (5, 6),
+        (6, 5),
+        (7, 8),
+        (8, 7),
+    ]
+    ctx, tgt = cbow_windows(np.array([1, 2, 3], np.int32), np.array([0, 3]), 1, 0)
+    assert tgt.tolist() == [1, 2, 3]
+    assert ctx.tolist() == [[2, -1], [1, 3], [2, -1]]

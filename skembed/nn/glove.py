@@ -54,7 +54,11 @@ class GloVeModel(nn.Module):
 
     def forward(self, i, j):
         """Predicted ``log X_ij`` for index tensors ``i, j`` of shape (batch,)."""
-        return (self.W[i] * self.C[j]).sum(1) + self.bw[i] + self.bc[j]
+        return (
+            (self.W.index_select(0, i) * self.C.index_select(0, j)).sum(1)
+            + self.bw.index_select(0, i)
+            + self.bc.index_select(0, j)
+        )
 
     @staticmethod
     def _adagrad_rows(param, gradsq, index, grad, learning_rate):
@@ -63,9 +67,9 @@ class GloVeModel(nn.Module):
         shape = (rows.shape[0],) + tuple(grad.shape[1:])
         g = torch.zeros(shape, dtype=grad.dtype, device=grad.device).index_add_(0, inverse, grad)
         g.mul_(learning_rate)
-        acc = gradsq[rows] + g * g
-        gradsq[rows] = acc
-        param[rows] -= g / acc.sqrt()
+        acc = gradsq.index_select(0, rows).addcmul_(g, g)
+        gradsq.index_copy_(0, rows, acc)
+        param.index_copy_(0, rows, param.index_select(0, rows).sub_(g.div_(acc.sqrt_())))
 
     @torch.no_grad()
     def adagrad_step(self, i, j, log_x, f_x, learning_rate, grad_clip=100.0):
@@ -97,9 +101,11 @@ class GloVeModel(nn.Module):
         step below 1 per component however many records of a frequent word a
         batch holds.
         """
-        wi = self.W[i]
-        cj = self.C[j]
-        diff = (wi * cj).sum(1) + self.bw[i] + self.bc[j] - log_x
+        wi = self.W.index_select(0, i)
+        cj = self.C.index_select(0, j)
+        diff = (
+            (wi * cj).sum(1) + self.bw.index_select(0, i) + self.bc.index_select(0, j) - log_x
+        )
         fdiff = f_x * diff
         loss = 0.5 * float((fdiff * diff).sum())
         gw = (fdiff[:, None] * cj).clamp_(-grad_clip, grad_clip)

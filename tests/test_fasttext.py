@@ -9,15 +9,17 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skembed.keyedvectors import KeyedVectors
 from skembed.kernels.fasttext import (
     char_ngrams_bytes,
     ft_hash_bytes,
     ngram_hashes,
     vocabulary_ngram_hashes,
 )
+from skembed.keyedvectors import KeyedVectors
 from skembed.text._analyzer import LineCorpus
 from skembed.text.fasttext import (
     FastTextKeyedVectors,
@@ -104,7 +106,9 @@ def test_load_matches_gensim_known_and_oov(loaded):
     for word in OOV + WORDS[:-1]:
         np.testing.assert_allclose(kv[word], ref[word], atol=1e-5, err_msg=word)
     batch, has = kv.get_vectors(OOV + kv.index_to_key[:20])
-    np.testing.assert_allclose(batch, np.vstack([ref[w] for w in OOV + kv.index_to_key[:20]]), atol=1e-5)
+    np.testing.assert_allclose(
+        batch, np.vstack([ref[w] for w in OOV + kv.index_to_key[:20]]), atol=1e-5
+    )
     assert has.all()
     assert kv.counts.tolist() == [ref.get_vecattr(w, "count") for w in kv.index_to_key]
 
@@ -143,7 +147,9 @@ def test_from_facebook_transform(loaded):
     np.testing.assert_array_equal(ft_off.transform([["governmentz"]])[0], 0.0)
     with pytest.raises(ValueError, match="documents"):
         FastTextTransformer.from_facebook(path, pooling="tfidf")
-    tf = FastTextTransformer.from_facebook(path, documents=[doc, ["other", "words"]], pooling="tfidf")
+    tf = FastTextTransformer.from_facebook(
+        path, documents=[doc, ["other", "words"]], pooling="tfidf"
+    )
     assert np.isfinite(tf.transform([doc, ["zzzunseen"]])).all()
 
 
@@ -221,7 +227,10 @@ def trained(bbc):
     texts, _ = bbc
     return {
         "numba": FastTextTransformer(engine="numba", **TRAIN_PARAMS).fit(texts),
-        "torch": FastTextTransformer(engine="torch", batch_size=256, **TRAIN_PARAMS).fit(texts),
+        # one intra-op thread: torch's CPU scatter ops slow down badly when cores are shared
+        "torch": FastTextTransformer(
+            engine="torch", batch_size=256, **{**TRAIN_PARAMS, "n_jobs": 1}
+        ).fit(texts),
     }
 
 
@@ -236,7 +245,8 @@ def test_training_quality_on_bbc_news(trained, bbc, engine):
     assert ft.engine_ == engine and ft.device_ == "cpu"
     assert len(ft.loss_history_) == 3 and all(np.isfinite(ft.loss_history_))
     X = ft.transform(texts)
-    acc = cross_val_score(LogisticRegression(max_iter=2000), X, labels, cv=3).mean()
+    clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    acc = cross_val_score(clf, X, labels, cv=3).mean()  # measured: 0.92 (both engines)
     assert acc > 0.88, acc
     kv = ft.wv_
     # morphological variants are close, unrelated words are not
@@ -345,7 +355,12 @@ def test_warm_start_keeps_vocabulary():
 def test_callbacks_and_loss_history():
     seen = []
     ft = FastTextTransformer(
-        vector_size=8, min_count=1, bucket=500, epochs=3, n_jobs=1, random_state=0,
+        vector_size=8,
+        min_count=1,
+        bucket=500,
+        epochs=3,
+        n_jobs=1,
+        random_state=0,
         callbacks=[lambda est, epoch: seen.append((est, epoch))],
     ).fit(TINY)
     assert [e for _, e in seen] == [0, 1, 2] and seen[0][0] is ft
@@ -364,6 +379,4 @@ def test_bad_input():
     with pytest.raises(ValueError, match="objective"):
         FastTextTransformer(negative=0, min_count=1).fit(TINY)
     with pytest.raises(ValueError, match="diverged"):
-        FastTextTransformer(alpha=1e35, min_alpha=1e35, min_count=1, bucket=500, n_jobs=1).fit(
-            TINY
-        )
+        FastTextTransformer(alpha=1e35, min_alpha=1e35, min_count=1, bucket=500, n_jobs=1).fit(TINY)

@@ -1,0 +1,289 @@
+"""Word2VecTransformer vs gensim Word2Vec: throughput, peak memory and quality, side by side.
+
+Every training run happens in its own subprocess (so peak RSS is per run) with
+the same corpus and hyperparameters (vector_size 100, window 5, negative 5,
+min_count 5, sample 1e-3, 5 epochs, 2 threads by default). Printed per run:
+fit time (vocabulary + training), words/s (raw corpus words x epochs / fit
+time, and / training time only), the skembed/gensim ratio, peak RSS,
+WordSim-353 and SimLex-999 Spearman, Google analogy accuracy (3CosAdd, over
+questions whose words are in the vocabulary), via :mod:`skembed.evaluation`.
+skembed's first (compiling) run is timed separately with an empty numba cache.
+
+Corpora: BBC News (~0.88M tokens, in memory), BBC News x4 (synthetic
+repetition, in memory), and the 11.4M-token debdocs corpus streamed from
+disk (skembed ``LineCorpus``, gensim ``LineSentence``) with its prefixes.
+
+Examples::
+
+    python benchmarks/bench_word2vec.py                      # everything
+    python benchmarks/bench_word2vec.py --corpora bbc --arch sg --epochs 1   # quick
+    python benchmarks/bench_word2vec.py --corpora debdocs --prefix-tokens 1000000,4000000 \
+        --debdocs /path/to/debdocs-11m.txt.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_DEBDOCS = os.path.join(REPO, "..", "shared", "data", "debdocs-11m.txt.gz")
+
+
+# ----------------------------------------------------------------------------- worker side
+def _load_corpus(spec):
+    """(corpus object for the tool, raw token count)."""
+    kind = spec["kind"]
+    if kind == "file":
+        return spec["path"], spec["n_tokens"]
+    from skembed.datasets import load_bbc_news
+    from skembed.text._analyzer import build_analyzer
+
+    analyzer = build_analyzer()
+    docs = [analyzer(t) for t in load_bbc_news()[0]] * spec.get("repeat", 1)
+    return docs, sum(map(len, docs))
+
+
+def _evaluate(kv):
+    from gensim.test.utils import datapath
+
+    from skembed.evaluation import word_analogy, word_similarity
+
+    return {
+        "wordsim": word_similarity(kv, datapath("wordsim353.tsv"))["spearman"],
+        "simlex": word_similarity(kv, datapath("simlex999.txt"))["spearman"],
+        "analogy": word_analogy(kv, datapath("questions-words.txt"))["accuracy"],
+    }
+
+
+def worker(args):
+    spec = json.loads(args.worker)
+    corpus, n_tokens = _load_corpus(spec)
+    p = spec["params"]
+    alpha = 0.025 if p["sg"] else 0.05
+    out = {"n_tokens": n_tokens}
+    if spec["tool"] == "skembed":
+        import skembed.kernels.word2vec  # noqa: F401  (import numba outside the timing, as gensim)
+        from skembed.text._analyzer import LineCorpus
+        from skembed.text.word2vec import Word2VecTransformer
+
+        data = LineCorpus(corpus) if isinstance(corpus, str) else corpus
+        model = Word2VecTransformer(
+            vector_size=p["vector_size"],
+            window=p["window"],
+            min_count=p["min_count"],
+            sg=p["sg"],
+            negative=p["negative"],
+            sample=p["sample"],
+            epochs=p["epochs"],
+            alpha=alpha,
+            n_jobs=p["threads"],
+            random_state=0,
+        )
+        t0 = time.perf_counter()
+        model.fit(data)
+        out["fit_time"] = time.perf_counter() - t0
+        out["train_time"] = model.train_time_
+        kv = model.wv_
+    else:
+        from gensim.models import Word2Vec
+        from gensim.models.word2vec import LineSentence
+
+        from skembed import KeyedVectors
+
+        data = LineSentence(corpus) if isinstance(corpus, str) else corpus
+        model = Word2Vec(
+            vector_size=p["vector_size"],
+            window=p["window"],
+            min_count=p["min_count"],
+            sg=p["sg"],
+            negative=p["negative"],
+            sample=p["sample"],
+            epochs=p["epochs"],
+            alpha=alpha,
+            workers=p["threads"],
+            seed=0,
+        )
+        t0 = time.perf_counter()
+        model.build_vocab(data)
+        t1 = time.perf_counter()
+        model.train(data, total_examples=model.corpus_count, epochs=p["epochs"])
+        t2 = time.perf_counter()
+        out["fit_time"] = t2 - t0
+        out["train_time"] = t2 - t1
+        kv = KeyedVectors(model.wv.vectors, model.wv.index_to_key)
+    out["n_words"] = len(kv)
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if spec.get("evaluate", True):
+        out.update(_evaluate(kv))
+    print("RESULT " + json.dumps(out))
+
+
+# ----------------------------------------------------------------------------- driver side
+def run(spec, env=None):
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec)]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            res = json.loads(line[7:])
+            res["wall"] = wall
+            return res
+    raise RuntimeError(f"worker failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
+
+
+def write_prefix(path, n_tokens, directory):
+    """Uncompressed file with the first lines of ``path`` holding about ``n_tokens`` tokens."""
+    out = os.path.join(directory, f"prefix-{n_tokens}.txt")
+    total = 0
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
+        for line in src:
+            if n_tokens and total >= n_tokens:
+                break
+            total += len(line.split())
+            dst.write(line)
+    return out, total
+
+
+def fmt(x, spec=".3f"):
+    return "   n/a" if x is None or x != x else format(x, spec)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--corpora",
+        default="bbc,bbc4,debdocs",
+        help="comma list of bbc, bbc4 (x4 repetition), debdocs",
+    )
+    ap.add_argument("--arch", default="sg,cbow", help="comma list of sg, cbow")
+    ap.add_argument(
+        "--debdocs",
+        default=os.environ.get("SKEMBED_DEBDOCS", DEFAULT_DEBDOCS),
+        help="path of debdocs-11m.txt.gz (env SKEMBED_DEBDOCS); skipped if missing",
+    )
+    ap.add_argument(
+        "--prefix-tokens",
+        default="1000000,4000000",
+        help="debdocs prefixes (tokens) for the scaling curve; '' for none",
+    )
+    ap.add_argument(
+        "--full-debdocs",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run the whole debdocs corpus",
+    )
+    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--tools", default="gensim,skembed", help="run order; ratios vs gensim")
+    ap.add_argument("--no-eval", action="store_true", help="skip the quality evaluation")
+    ap.add_argument("--no-cold", action="store_true", help="skip the compiling (cold) run")
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+
+    params = dict(
+        vector_size=100,
+        window=5,
+        min_count=5,
+        negative=5,
+        sample=1e-3,
+        epochs=args.epochs,
+        threads=args.threads,
+    )
+    tools = args.tools.split(",")
+    archs = [a for a in args.arch.split(",") if a]
+    corpora = []
+    tmpdir = tempfile.mkdtemp(prefix="bench-w2v-")
+    for name in args.corpora.split(","):
+        if name == "bbc":
+            corpora.append(("BBC News", {"kind": "bbc"}))
+        elif name == "bbc4":
+            corpora.append(("BBC News x4", {"kind": "bbc", "repeat": 4}))
+        elif name == "debdocs":
+            if not os.path.exists(args.debdocs):
+                print(f"# debdocs corpus not found at {args.debdocs}: skipped")
+                continue
+            for n in [int(x) for x in args.prefix_tokens.split(",") if x]:
+                path, total = write_prefix(args.debdocs, n, tmpdir)
+                corpora.append(
+                    (
+                        f"debdocs {total / 1e6:.1f}M",
+                        {"kind": "file", "path": path, "n_tokens": total},
+                    )
+                )
+            if args.full_debdocs:
+                path, total = write_prefix(args.debdocs, 0, tmpdir)
+                corpora.append(
+                    (
+                        f"debdocs {total / 1e6:.1f}M",
+                        {"kind": "file", "path": path, "n_tokens": total},
+                    )
+                )
+    print(f"# {params}; python {sys.version.split()[0]}; {os.cpu_count()} CPUs")
+    if "skembed" in tools and not args.no_cold and corpora:
+        env = dict(os.environ, NUMBA_CACHE_DIR=tempfile.mkdtemp(prefix="numba-cold-"))
+        spec = {"tool": "skembed", "params": dict(params, sg=1), "evaluate": False, **corpora[0][1]}
+        cold = run(spec, env=env)
+        warm = run(spec)
+        print(
+            f"# first (compiling) skembed fit on {corpora[0][0]}: {cold['fit_time']:.1f} s "
+            f"(with a warm numba cache: {warm['fit_time']:.1f} s; compile cost "
+            f"{cold['fit_time'] - warm['fit_time']:.1f} s)"
+        )
+    header = (
+        f"{'corpus':<16} {'arch':<5} {'tool':<8} {'fit s':>7} {'train s':>8} "
+        f"{'Mwords/s':>9} {'train Mw/s':>10} {'ratio':>6} {'RSS MB':>7} "
+        f"{'WS353':>6} {'SL999':>6} {'analogy':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for cname, cspec in corpora:
+        for arch in archs:
+            res = {}
+            for tool in tools:
+                spec = {
+                    "tool": tool,
+                    "params": dict(params, sg=int(arch == "sg")),
+                    "evaluate": not args.no_eval,
+                    **cspec,
+                }
+                res[tool] = r = run(spec)
+                words = r["n_tokens"] * args.epochs
+                r["wps"] = words / r["fit_time"]
+                r["train_wps"] = words / r["train_time"]
+                ratio = (
+                    (r["wps"] / res["gensim"]["wps"])
+                    if tool != "gensim" and "gensim" in res
+                    else None
+                )
+                print(
+                    f"{cname:<16} {arch:<5} {tool:<8} {r['fit_time']:7.1f} "
+                    f"{r['train_time']:8.1f} {r['wps'] / 1e6:9.3f} {r['train_wps'] / 1e6:10.3f} "
+                    f"{fmt(ratio, '6.2f') if ratio else '':>6} {r['peak_rss_mb']:7.0f} "
+                    f"{fmt(r.get('wordsim')):>6} {fmt(r.get('simlex')):>6} "
+                    f"{fmt(r.get('analogy')):>7}",
+                    flush=True,
+                )
+            if "skembed" in res and "gensim" in res:
+                s, g = res["skembed"], res["gensim"]
+                print(
+                    f"{'':<16} {arch:<5} {'ratio':<8} fit words/s x{s['wps'] / g['wps']:.2f}, "
+                    f"train words/s x{s['train_wps'] / g['train_wps']:.2f}, RSS "
+                    f"x{s['peak_rss_mb'] / g['peak_rss_mb']:.2f}",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()

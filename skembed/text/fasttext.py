@@ -23,7 +23,6 @@ from ..kernels._sampling import (
     noise_distribution,
     sigmoid_tables,
 )
-from ..kernels.fasttext import ngram_hashes, vocabulary_ngram_hashes
 from ..keyedvectors import KeyedVectors
 from ._analyzer import (
     DEFAULT_TOKEN_PATTERN,
@@ -46,6 +45,21 @@ __all__ = [
 ]
 
 DEFAULT_BUCKET = 500_000
+
+
+# numba is imported on first use, so that importing skembed stays light
+def ngram_hashes(word, min_n, max_n, bucket):
+    """See :func:`skembed.kernels.fasttext.ngram_hashes`."""
+    from ..kernels.fasttext import ngram_hashes as impl
+
+    return impl(word, min_n, max_n, bucket)
+
+
+def vocabulary_ngram_hashes(words, min_n, max_n, bucket):
+    """See :func:`skembed.kernels.fasttext.vocabulary_ngram_hashes`."""
+    from ..kernels.fasttext import vocabulary_ngram_hashes as impl
+
+    return impl(words, min_n, max_n, bucket)
 
 
 def fasttext_memory_bytes(n_words, bucket=DEFAULT_BUCKET, vector_size=100):

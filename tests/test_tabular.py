@@ -51,9 +51,9 @@ def penguins_split(penguins):
 @pytest.fixture(scope="module")
 def fitted_ae(penguins_split):
     train, _ = penguins_split
-    return AutoencoderEmbedder(
-        n_components=2, max_epochs=150, batch_size=32, random_state=0
-    ).fit(train)
+    return AutoencoderEmbedder(n_components=2, max_epochs=150, batch_size=32, random_state=0).fit(
+        train
+    )
 
 
 @pytest.fixture(scope="module")

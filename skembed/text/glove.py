@@ -258,15 +258,16 @@ class GloVeTransformer(BaseWordEmbedder):
         doc_counts = None
         if self.pooling in ("tfidf", "sif"):
             doc_counts = count_matrix(ids, offsets, n_words)
-        return index_to_key, word_counts, X, doc_counts
+        return {"X": X, "index_to_key": index_to_key, "counts": word_counts, "docs": doc_counts}
 
     def _fit_word_vectors(self, documents, analyzer):
         self.device_ = resolve_device(self.device)
         t0 = time.perf_counter()
-        index_to_key, word_counts, X, doc_counts = self._count(documents, analyzer)
+        counted = self._count(documents, analyzer)
         self.count_time_ = time.perf_counter() - t0
-        wv = self._train(X, index_to_key, word_counts)
-        return wv, doc_counts
+        doc_counts = counted.pop("docs")
+        # _train pops the matrix from the dict, so it is freed once turned into records
+        return self._train(counted), doc_counts
 
     # ------------------------------------------------------------------ training
     def _check_cooccurrence(self, X, n_words):
@@ -281,6 +282,9 @@ class GloVeTransformer(BaseWordEmbedder):
                 "ordered as index_to_key."
             )
         X = sp.csr_matrix(X)
+        if not X.has_canonical_format:  # duplicate entries would be trained on separately
+            X = X.copy()
+            X.sum_duplicates()
         if X.nnz and not np.isfinite(X.data).all():
             raise ValueError("The co-occurrence matrix holds NaN or infinite values.")
         if X.nnz and X.data.min() < 0:
@@ -293,9 +297,10 @@ class GloVeTransformer(BaseWordEmbedder):
             )
         return X
 
-    def _train(self, X, index_to_key, word_counts):
+    def _train(self, counted):
+        index_to_key, word_counts = counted["index_to_key"], counted["counts"]
         n_words = len(index_to_key)
-        X = self._check_cooccurrence(X, n_words)
+        X = self._check_cooccurrence(counted.pop("X"), n_words)
         if self.keep_cooccurrence:
             self.cooccurrence_ = X
         elif hasattr(self, "cooccurrence_"):
@@ -308,15 +313,14 @@ class GloVeTransformer(BaseWordEmbedder):
             )
         self.engine_ = "torch" if use_torch else "numba"
         seed = seed_from_random_state(self.random_state)
-        # records: (row, col, X_ij > 0) as int32/int32/float32
-        coo = X.tocoo()
-        keep = coo.data > 0
-        rows = coo.row[keep].astype(np.int32)
-        cols = coo.col[keep].astype(np.int32)
-        vals = coo.data[keep].astype(np.float32)
-        del coo, keep
-        if not self.keep_cooccurrence:
-            del X
+        # records: (row, col, X_ij > 0) as int32/int32/float32 copies (shuffled in place)
+        rows = np.repeat(np.arange(n_words, dtype=np.int32), np.diff(X.indptr))
+        cols = X.indices.astype(np.int32)
+        vals = X.data.astype(np.float32)
+        if X.nnz != X.count_nonzero():  # explicit zeros are not trained on
+            keep = vals > 0
+            rows, cols, vals = rows[keep], cols[keep], vals[keep]
+        del X
         self.n_cooccurrences_ = int(rows.shape[0])
         self.loss_history_ = []
         t0 = time.perf_counter()
@@ -493,7 +497,7 @@ class GloVeTransformer(BaseWordEmbedder):
                 )
         self.device_ = resolve_device(self.device)
         self.count_time_ = 0.0
-        wv = self._train(X, index_to_key, counts)
+        wv = self._train({"X": X, "index_to_key": index_to_key, "counts": counts})
         self.wv_ = wv
         self.vocabulary_ = wv.key_to_index
         self._n_features_out = wv.vector_size

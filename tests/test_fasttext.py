@@ -126,6 +126,10 @@ def test_contains_and_oov_semantics(loaded):
     no_ngram = FastTextKeyedVectors(np.ones((1, 2)), np.ones((5, 2)), ["w"], 4, 4)
     assert not no_ngram.has_vector("a")
     np.testing.assert_array_equal(no_ngram["a"], 0.0)
+    # without n-grams at all (bucket=0) an unknown word is a KeyError, not a silent zero
+    plain = FastTextKeyedVectors(np.ones((1, 2)), np.zeros((0, 2)), ["w"], 3, 6)
+    with pytest.raises(KeyError, match="no character n-grams"):
+        plain["unknown"]
 
 
 def test_pickle_keeps_oov_lookup(loaded):

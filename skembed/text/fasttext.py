@@ -199,15 +199,27 @@ class FastTextKeyedVectors(KeyedVectors):
         Returns
         -------
         vector : numpy.ndarray of shape (vector_size,), float32
+            Zeros for a string outside the vocabulary that has no n-gram.
+
+        Raises
+        ------
+        KeyError
+            For a string outside the vocabulary when the model has no n-grams
+            (``bucket=0`` or ``max_n < min_n``).
         """
         i = self.key_to_index.get(key)
+        if i is None and (self.bucket == 0 or self.max_n < self.min_n):
+            raise KeyError(
+                f"Word {key!r} is not in the vocabulary ({len(self)} words) and this model has "
+                "no character n-grams (bucket=0) to compose it from."
+            )
         vec = self.vectors[i] if i is not None else self._oov_vector(key)
         if norm:
             return vec / max(float(np.linalg.norm(vec)), 1e-12)
         return vec
 
     def __getitem__(self, key):
-        """Vector of a string (1-D) or of each string of a list (2-D); never raises KeyError."""
+        """Vector of a string (1-D) or of each string of a list (2-D); see :meth:`get_vector`."""
         if isinstance(key, str):
             return self.get_vector(key)
         return np.vstack([self.get_vector(k) for k in key]).astype(np.float32, copy=False)

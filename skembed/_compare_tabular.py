@@ -17,7 +17,7 @@ import numpy as np
 __all__ = ["compare_tabular", "default_tabular_embedders", "format_leaderboard"]
 
 
-def default_tabular_embedders(n_components=2, random_state=0):
+def default_tabular_embedders(n_components=2, random_state=0, n_rows=None):
     """The embedders of the tabular comparison with their small parameter grids.
 
     Parameters
@@ -25,6 +25,9 @@ def default_tabular_embedders(n_components=2, random_state=0):
     n_components : int, default=2
         Embedding width of PCA, the autoencoder and the VAE.
     random_state : int, default=0
+    n_rows : int or None, default=None
+        Rows of the table; below 2,000 rows the neural embedders use
+        ``batch_size=32`` (else 256) so that each epoch makes enough steps.
 
     Returns
     -------
@@ -38,7 +41,13 @@ def default_tabular_embedders(n_components=2, random_state=0):
     from .tabular import AutoencoderEmbedder, VAEEmbedder
     from .tabular._preprocess import TabularPreprocessor
 
-    nn_params = dict(n_components=n_components, max_epochs=100, random_state=random_state)
+    batch_size = 32 if n_rows is not None and n_rows < 2000 else 256
+    nn_params = dict(
+        n_components=n_components,
+        max_epochs=100,
+        batch_size=batch_size,
+        random_state=random_state,
+    )
     return {
         "Scaler+OneHot (raw)": (make_pipeline(TabularPreprocessor()), {}),
         "PCA": (
@@ -130,7 +139,7 @@ def compare_tabular(
         X = X.iloc[~missing] if hasattr(X, "iloc") else np.asarray(X)[~missing]
         y = y[~missing]
     y = y.astype(str)
-    defaults = default_tabular_embedders(n_components, random_state)
+    defaults = default_tabular_embedders(n_components, random_state, n_rows=len(X))
     if embedders is None:
         chosen = defaults
     elif isinstance(embedders, dict):

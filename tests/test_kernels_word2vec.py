@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 
 from skembed.kernels import _sampling as S
-from skembed.kernels.word2vec import cbow_windows, prepare_chunk, skipgram_pairs, train_chunk
+from skembed.kernels.word2vec import (
+    cbow_windows,
+    prepare_chunk,
+    skipgram_pairs,
+    train_chunk,
+    train_chunk_shared,
+)
 
 SIG, LOGSIG = S.sigmoid_tables()
 
@@ -53,6 +59,7 @@ def _run(
     sub=(None, None),
     alpha=0.1,
     window=1,
+    kernel=train_chunk,
 ):
     n_words = syn1neg.shape[0]
     # degenerate alias table: every negative sample is the last word
@@ -61,7 +68,7 @@ def _run(
     codes, points, lengths = huff if huff is not None else _tables(n_words)
     if syn1 is None:
         syn1 = np.zeros((0, syn0.shape[1]), np.float32)
-    return train_chunk(
+    return kernel(
         syn0,
         syn1neg,
         syn1,
@@ -259,3 +266,39 @@ def test_pairs_and_windows_respect_documents():
     ctx, tgt = cbow_windows(np.array([1, 2, 3], np.int32), np.array([0, 3]), 1, 0)
     assert tgt.tolist() == [1, 2, 3]
     assert ctx.tolist() == [[2, -1], [1, 3], [2, -1]]
+
+
+def test_shared_negatives_window_step_matches_reference():
+    # every window's scores come from the same parameters, then all rows are updated
+    dim = 4
+    syn0 = _vectors(5, dim)
+    syn1neg = _vectors(5, dim, seed=6)
+    ref0, ref1 = syn0.copy(), syn1neg.copy()
+    stats = _run(syn0, syn1neg, [0, 1, 2, 3], [0, 4], sg=True, kernel=train_chunk_shared)
+    for p, ctx in [(0, [1]), (1, [0, 2]), (2, [1, 3]), (3, [2])]:
+        outs, labels = [p, 4], [1.0, 0.0]
+        L = ref0[ctx].copy()
+        out_rows = ref1[outs].copy()
+        f = L @ out_rows.T
+        idx = ((f.astype(np.float32) + np.float32(6.0)) * np.float32(1000 / 12)).astype(int)
+        g = ((np.array(labels, np.float32)[None, :] - SIG[idx]) * np.float32(0.1)).astype(
+            np.float32
+        )
+        for i, c in enumerate(ctx):
+            ref0[c] += g[i] @ out_rows
+        for j, t in enumerate(outs):
+            ref1[t] += g[:, j] @ L
+    np.testing.assert_allclose(syn0, ref0, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(syn1neg, ref1, rtol=0, atol=1e-6)
+    assert stats[0, 1] == 6  # context/centre pairs
+
+
+def test_shared_negatives_identity_csr_equals_plain():
+    ids, offsets = [0, 1, 2, 1, 3], [0, 5]
+    a0, a1 = _vectors(4, 4), _vectors(4, 4, seed=1)
+    b0, b1 = a0.copy(), a1.copy()
+    _run(a0, a1, ids, offsets, sg=True, kernel=train_chunk_shared, window=2)
+    ident = (np.arange(5, dtype=np.int64), np.arange(4, dtype=np.int32))
+    _run(b0, b1, ids, offsets, sg=True, kernel=train_chunk_shared, window=2, sub=ident)
+    np.testing.assert_array_equal(a0, b0)
+    np.testing.assert_array_equal(a1, b1)

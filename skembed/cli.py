@@ -82,6 +82,14 @@ TEXT_EMBEDDERS = {
     ),
 }
 
+# short CLI names of the tabular comparison's embedders (skembed._compare_tabular)
+TABULAR_ALIASES = {
+    "raw": "Scaler+OneHot (raw)",
+    "pca": "PCA",
+    "autoencoder": "AutoencoderEmbedder",
+    "vae": "VAEEmbedder",
+}
+
 DEFAULT_TEXT = ["tfidf", "lsa", "ppmi", "word2vec", "fasttext", "glove", "bert"]
 
 
@@ -191,19 +199,22 @@ def compare_text(
 def format_leaderboard(rows, title):
     """The leaderboard as a fixed-width text table (one line per embedder)."""
     extra = "reconstruction_error" in (rows[0] if rows else {})
-    header = f"{'rank':<5}{'embedder':<13}{'accuracy (mean ± std)':<24}{'fit s':>8}{'rows/s' if extra else 'docs/s':>11}"
+    width = max([13] + [len(r["embedder"]) + 2 for r in rows])
+    header = f"{'rank':<5}{'embedder':<{width}}{'accuracy (mean ± std)':<24}{'fit s':>8}{'rows/s' if extra else 'docs/s':>11}"
     header += f"{'recon err':>11}" if extra else ""
     header += "  best params"
     lines = [title, header, "-" * len(header)]
     for i, r in enumerate(rows, start=1):
         rate = r.get("transform_docs_per_s", r.get("transform_rows_per_s", float("nan")))
         line = (
-            f"{i:<5}{r['embedder']:<13}{r['cv_accuracy_mean']:.4f} ± {r['cv_accuracy_std']:.4f}"
+            f"{i:<5}{r['embedder']:<{width}}{r['cv_accuracy_mean']:.4f} ± {r['cv_accuracy_std']:.4f}"
             f"{'':<9}{r['fit_time_s']:>8.2f}{rate:>11.0f}"
         )
         if extra:
             err = r.get("reconstruction_error")
-            line += f"{err:>11.4f}" if isinstance(err, (int, float)) and err == err else f"{'-':>11}"
+            line += (
+                f"{err:>11.4f}" if isinstance(err, (int, float)) and err == err else f"{'-':>11}"
+            )
         line += f"  {json.dumps(r['best_params'], default=str)}"
         lines.append(line)
     return "\n".join(lines)
@@ -225,7 +236,9 @@ def write_outputs(rows, output_dir, stem="leaderboard", title=""):
         writer = csv.DictWriter(fh, fieldnames=keys)
         writer.writeheader()
         for r in rows:
-            writer.writerow({k: json.dumps(v, default=str) if isinstance(v, dict) else v for k, v in r.items()})
+            writer.writerow(
+                {k: json.dumps(v, default=str) if isinstance(v, dict) else v for k, v in r.items()}
+            )
     paths.append(csv_path)
     json_path = os.path.join(output_dir, f"{stem}.json")
     with open(json_path, "w") as fh:
@@ -237,7 +250,9 @@ def write_outputs(rows, output_dir, stem="leaderboard", title=""):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib is not installed: no bar chart (pip install matplotlib).", file=sys.stderr)
+        print(
+            "matplotlib is not installed: no bar chart (pip install matplotlib).", file=sys.stderr
+        )
         return paths
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(rows) + 1.5))
     names = [r["embedder"] for r in rows][::-1]
@@ -269,7 +284,9 @@ def _read_csv(path):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="skembed", description="scikit-learn embedding transformers")
+    parser = argparse.ArgumentParser(
+        prog="skembed", description="scikit-learn embedding transformers"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     cmp = sub.add_parser(
         "compare",
@@ -288,10 +305,17 @@ def build_parser():
     cmp.add_argument("--embedders", help="comma-separated embedders (default: all available)")
     cmp.add_argument("--n-components", type=int, default=2, help="embedding width (tabular mode)")
     cmp.add_argument("--cv", type=int, default=5, help="cross-validation folds (default 5)")
-    cmp.add_argument("--n-jobs", type=int, default=None, help="threads per embedder")
+    cmp.add_argument(
+        "--n-jobs",
+        type=int,
+        default=None,
+        help="text: threads per embedder; tabular: parallel cross-validation workers",
+    )
     cmp.add_argument("--random-state", type=int, default=0)
     cmp.add_argument("--output-dir", default="compare-output", help="where CSV/JSON/PNG go")
-    cmp.add_argument("--limit", type=int, default=None, help="use only the first N rows (quick runs)")
+    cmp.add_argument(
+        "--limit", type=int, default=None, help="use only the first N rows (quick runs)"
+    )
     return parser
 
 
@@ -309,14 +333,16 @@ def run_compare(args):
     embedders = [e.strip() for e in args.embedders.split(",")] if args.embedders else None
     tabular = args.dataset == "penguins" or (args.csv is not None and args.text_column is None)
     if tabular:
-        from ._compare_tabular import TABULAR_EMBEDDERS, compare_tabular
+        from ._compare_tabular import compare_tabular
 
         if args.csv:
             if not args.label_column:
                 raise SystemExit("--csv needs --label-column (and --text-column for text data).")
             frame = _read_csv(args.csv)
             if args.label_column not in frame.columns:
-                raise SystemExit(f"--label-column {args.label_column!r} is not a column of {args.csv}")
+                raise SystemExit(
+                    f"--label-column {args.label_column!r} is not a column of {args.csv}"
+                )
             data_name = os.path.basename(args.csv)
         else:
             from .datasets import load_penguins
@@ -328,9 +354,13 @@ def run_compare(args):
         y = frame[args.label_column].astype(str).to_numpy()
         X = frame.drop(columns=[args.label_column])
         X, y = _subsample(X, y, args.limit, args.random_state)
-        for name in embedders or []:
-            if name not in TABULAR_EMBEDDERS:
-                raise SystemExit(f"Unknown tabular embedder {name!r}; choose from {sorted(TABULAR_EMBEDDERS)}.")
+        if embedders:
+            unknown = [e for e in embedders if e not in TABULAR_ALIASES]
+            if unknown:
+                raise SystemExit(
+                    f"Unknown tabular embedder {unknown[0]!r}; choose from {sorted(TABULAR_ALIASES)}."
+                )
+            embedders = [TABULAR_ALIASES[e] for e in embedders]
         title = f"skembed compare — {data_name}: {len(y)} rows, {len(set(y))} classes, n_components={args.n_components}, {args.cv}-fold CV"
         print(title, flush=True)
         rows = compare_tabular(
@@ -363,13 +393,22 @@ def run_compare(args):
         texts, y = _subsample(texts, y, args.limit, args.random_state)
         for name in embedders or []:
             if name not in TEXT_EMBEDDERS:
-                raise SystemExit(f"Unknown text embedder {name!r}; choose from {sorted(TEXT_EMBEDDERS)}.")
+                raise SystemExit(
+                    f"Unknown text embedder {name!r}; choose from {sorted(TEXT_EMBEDDERS)}."
+                )
             if not _available(name):
-                raise SystemExit(f"Embedder {name!r} is not available (missing optional dependency).")
+                raise SystemExit(
+                    f"Embedder {name!r} is not available (missing optional dependency)."
+                )
         title = f"skembed compare — {data_name}: {len(y)} documents, {len(set(y))} classes, {args.cv}-fold CV"
         print(title, flush=True)
         rows = compare_text(
-            texts, y, embedders=embedders, cv=args.cv, n_jobs=args.n_jobs, random_state=args.random_state
+            texts,
+            y,
+            embedders=embedders,
+            cv=args.cv,
+            n_jobs=args.n_jobs,
+            random_state=args.random_state,
         )
         stem = "leaderboard"
     print()

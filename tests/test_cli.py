@@ -61,3 +61,27 @@ def test_compare_csv_input_and_errors(tmp_path):
         main(["compare", "--embedders", "nope", "--output-dir", str(tmp_path)])
     with pytest.raises(SystemExit, match="'zzz' is not a column"):
         main(["compare", "--csv", str(path), "--text-column", "zzz", "--label-column", "y"])
+
+
+def test_compare_tabular_mode_on_penguins(tmp_path, capsys):
+    main(
+        [
+            "compare",
+            "--dataset",
+            "penguins",
+            "--embedders",
+            "raw,pca",
+            "--cv",
+            "3",
+            "--output-dir",
+            str(tmp_path),
+        ]
+    )
+    assert "Palmer penguins: 342 rows, 3 classes" in capsys.readouterr().out
+    rows = {
+        r["embedder"]: r for r in json.loads((tmp_path / "leaderboard_tabular.json").read_text())
+    }
+    assert rows["Scaler+OneHot (raw)"]["cv_accuracy_mean"] > 0.97
+    assert rows["PCA"]["reconstruction_error"] > 0
+    with pytest.raises(SystemExit, match="Unknown tabular embedder 'lsa'"):
+        main(["compare", "--dataset", "penguins", "--embedders", "lsa"])

@@ -192,7 +192,11 @@ def cooccurrence_matrix(
         raise ValueError(f"n_words must be at least 1, got {n_words}.")
     if float(n_words) ** 2 * window >= 2.0**63:
         raise ValueError(f"n_words={n_words} is too large for int64 pair keys.")
-    ids = np.asarray(ids, dtype=np.int64)
+    ids = np.asarray(ids)
+    if ids.dtype.kind not in "iu":
+        ids = ids.astype(np.int64)  # e.g. an empty float array
+    elif ids.dtype.itemsize > 4 and n_words <= np.iinfo(np.int32).max:
+        ids = ids.astype(np.int32)  # halves the corpus copy; keys are formed in int64
     offsets = np.asarray(offsets, dtype=np.int64)
     n_tokens = ids.shape[0]
     if offsets.ndim != 1 or offsets.size < 1 or offsets[0] != 0 or offsets[-1] != n_tokens:

@@ -253,6 +253,7 @@ class GloVeTransformer(BaseWordEmbedder):
         )
         key_to_index = {w: i for i, w in enumerate(index_to_key)}
         ids, offsets, _ = encode(source(), key_to_index)
+        documents = None  # free the token lists before counting pairs
         n_words = len(index_to_key)
         X = cooccurrence_matrix(ids, offsets, n_words, self.window, weighting="harmonic")
         doc_counts = None

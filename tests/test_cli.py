@@ -77,7 +77,7 @@ def test_compare_tabular_mode_on_penguins(tmp_path, capsys):
             str(tmp_path),
         ]
     )
-    assert "Palmer penguins: 342 rows, 3 classes" in capsys.readouterr().out
+    assert "Palmer penguins: 344 rows, 3 classes" in capsys.readouterr().out
     rows = {
         r["embedder"]: r for r in json.loads((tmp_path / "leaderboard_tabular.json").read_text())
     }

@@ -8,6 +8,7 @@ loaders of Facebook fastText ``.bin`` models and ``.vec`` files.
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from numbers import Integral, Real
 
 import numpy as np
@@ -30,11 +31,10 @@ from ._analyzer import (
     count_words,
     encode,
     iter_tokens,
-    tokenize,
 )
 from ._base import DEVICE_CONSTRAINT, BaseWordEmbedder
 from ._fasttext_io import read_facebook_bin
-from ._pooling import count_matrix, pool, sif_weights
+from ._pooling import pool, sif_weights
 
 __all__ = [
     "FastTextKeyedVectors",
@@ -352,6 +352,30 @@ def _bag_rows(words, indptr, indices):
     total = int(sizes.sum())
     pos = np.arange(total, dtype=np.int64) - np.repeat(offsets - starts, sizes)
     return indices[pos].astype(np.int64), offsets, sizes
+
+
+def _provisional_encode(documents, analyzer):
+    """Encode a corpus with provisional word ids (first-seen order) in one tokenizing pass.
+
+    Returns
+    -------
+    ids : numpy.ndarray of shape (n_tokens,), int32
+    offsets : numpy.ndarray of shape (n_documents + 1,), int64
+    words : list of str
+        The word of each provisional id.
+    """
+    pid: dict = {}
+    setdefault = pid.setdefault
+    buf = array("i")
+    lengths = array("q")
+    for doc in documents:
+        toks = analyzer(doc)
+        buf.extend([setdefault(t, len(pid)) for t in toks])
+        lengths.append(len(toks))
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.frombuffer(lengths, dtype=np.int64), out=offsets[1:])
+    ids = np.frombuffer(buf, dtype=np.int32).copy() if len(buf) else np.zeros(0, np.int32)
+    return ids, offsets, list(pid)
 
 
 def _encoded_chunks(documents, analyzer, key_to_index, chunk_tokens):
@@ -722,9 +746,13 @@ class FastTextTransformer(BaseWordEmbedder):
         seed = seed_from_random_state(self.random_state)
         in_memory = isinstance(documents, list)
         continuing = self.warm_start and hasattr(self, "wv_")
-        token_lists = tokenize(documents, analyzer) if in_memory else None
-        corpus = token_lists if in_memory else iter_tokens(documents, analyzer)
-        word_counter = count_words(corpus)
+        if in_memory:
+            # one tokenizing pass: provisional ids in first-seen order, counts by bincount
+            raw_ids, raw_offsets, pid_words = _provisional_encode(documents, analyzer)
+            pid_counts = np.bincount(raw_ids, minlength=len(pid_words))
+            word_counter = Counter(dict(zip(pid_words, pid_counts.tolist(), strict=True)))
+        else:
+            word_counter = count_words(iter_tokens(documents, analyzer))
         if continuing:
             wv = self.wv_
             if (self.syn1neg_ is None and self.negative > 0) or (self.hs and self.syn1_ is None):
@@ -772,14 +800,27 @@ class FastTextTransformer(BaseWordEmbedder):
         # corpus, as encoded chunks (in memory) or a re-encoding stream (re-iterable corpus)
         doc_counts = None
         if in_memory:
-            ids, offsets, _ = encode(token_lists, key_to_index)
-            del token_lists
-            doc_counts = count_matrix(ids, offsets, n_words)
-            chunks = list(_split_chunks(ids, offsets, self._chunk_tokens))
+            remap = np.fromiter(
+                (key_to_index.get(w, -1) for w in pid_words), dtype=np.int32, count=len(pid_words)
+            )
+            del pid_words
+            if self.pooling in ("tfidf", "sif"):
+                vocab_ids = remap[raw_ids]
+                known = vocab_ids >= 0
+                doc_of = np.repeat(np.arange(len(raw_offsets) - 1), np.diff(raw_offsets))
+                doc_counts = sp.csr_matrix(
+                    (np.ones(int(known.sum())), (doc_of[known], vocab_ids[known])),
+                    shape=(len(raw_offsets) - 1, n_words),
+                )
+                doc_counts.sum_duplicates()
+            chunks = list(_split_chunks(raw_ids, raw_offsets, self._chunk_tokens))
+            n_progress = len(raw_ids)
 
             def epoch_chunks():
                 return iter(chunks)
         else:
+            remap = np.arange(n_words, dtype=np.int32)
+            n_progress = n_known
 
             def epoch_chunks():
                 for c_ids, c_offsets, _ in _encoded_chunks(
@@ -791,7 +832,8 @@ class FastTextTransformer(BaseWordEmbedder):
         state = trainer(
             self, syn0, syn1neg, syn1, sub_indptr, sub_indices, word_counts, seed, n_words
         )
-        total = float(self.epochs) * max(n_known, 1)
+        state.remap = remap
+        total = float(self.epochs) * max(n_progress, 1)
         done = 0.0
         self.loss_history_ = []
         with limit_threads(self.n_jobs) as n_threads:

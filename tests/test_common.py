@@ -81,7 +81,7 @@ REGISTRY = {
     ),
     "BertPooledEmbedder": (
         "skembed.text.bert",
-        {"batch_size": 8, "device": "cpu", "max_length": 32},
+        {"batch_size": 8, "device": "cpu", "max_length": 32, "n_jobs": 1},
         "text",
         {"pooling": ["mean", "cls"]},
         {"empty_is_zero": False, "slow": True},

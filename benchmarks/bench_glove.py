@@ -245,6 +245,10 @@ def report(name, glove, w2v, ref):
     verdict = "OK" if ratio <= 3.5 else "ABOVE GOAL"
     print(f"time ratio GloVe / gensim sg: {ratio:.2f}  (goal <= 3.5: {verdict})")
     print(f"OOV ratio of the test pairs: WS353 {glove['ws_oov']:.2f}, SimLex {glove['sl_oov']:.2f}")
+    print(
+        f"RSS before the measured stages (interpreter, libraries, corpus held by the benchmark): "
+        f"GloVe {glove['base_rss_mb']:.0f} MB, gensim {w2v['base_rss_mb']:.0f} MB"
+    )
     return ratio
 
 

@@ -387,3 +387,19 @@ def test_bad_input():
         FastTextTransformer(negative=0, min_count=1).fit(TINY)
     with pytest.raises(ValueError, match="diverged"):
         FastTextTransformer(alpha=1e35, min_alpha=1e35, min_count=1, bucket=500, n_jobs=1).fit(TINY)
+
+
+def test_facebook_model_continues_training():
+    path = datapath("lee_fasttext_new.bin")
+    ft = FastTextTransformer.from_facebook(
+        path, lowercase=False, warm_start=True, n_jobs=1, random_state=0, epochs=1
+    )
+    assert ft.syn1neg_.shape == (len(ft.wv_), 10)
+    before = ft.wv_["government"].copy()
+    vocab = list(ft.wv_.index_to_key)
+    with open(datapath("lee_background.cor")) as fh:
+        docs = [line.split() for line in fh][:100]
+    ft.fit(docs)
+    assert ft.wv_.index_to_key == vocab
+    assert not np.allclose(ft.wv_["government"], before)
+    assert np.isfinite(ft.wv_.vectors).all()

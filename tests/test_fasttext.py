@@ -166,6 +166,19 @@ def test_vec_file_roundtrip(loaded, tmp_path):
     np.testing.assert_allclose(vec.vectors, kv.vectors, atol=1e-6)
 
 
+def test_truncated_vec_raises_clear_error(loaded, tmp_path):
+    _, kv, _ = loaded
+    path = tmp_path / "model.vec"
+    kv.save_word2vec_format(path)
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:50]))
+    with pytest.raises(ValueError, match=r"model\.vec: header announces .*truncated"):
+        KeyedVectors.load_word2vec_format(path)
+    path.write_text("".join(lines[:50]) + lines[50][:30] + "\n")
+    with pytest.raises(ValueError, match=r"model\.vec: line 51 has \d+ values, expected 10"):
+        KeyedVectors.load_word2vec_format(path)
+
+
 def _bin_bytes():
     with open(datapath("lee_fasttext_new.bin"), "rb") as fh:
         return fh.read()

@@ -405,13 +405,15 @@ def test_bad_input():
 def test_facebook_model_continues_training():
     path = datapath("lee_fasttext_new.bin")
     ft = FastTextTransformer.from_facebook(
-        path, lowercase=False, warm_start=True, n_jobs=1, random_state=0, epochs=1
+        path, lowercase=False, warm_start=True, n_jobs=1, random_state=0, epochs=1, load_output=True
     )
     assert ft.syn1neg_.shape == (len(ft.wv_), 10)
     before = ft.wv_["government"].copy()
     vocab = list(ft.wv_.index_to_key)
     with open(datapath("lee_background.cor")) as fh:
         docs = [line.split() for line in fh][:100]
+    with pytest.raises(ValueError, match="output matrix"):
+        FastTextTransformer.from_facebook(path, warm_start=True).fit(docs)
     ft.fit(docs)
     assert ft.wv_.index_to_key == vocab
     assert not np.allclose(ft.wv_["government"], before)

@@ -637,7 +637,7 @@ class FastTextTransformer(BaseWordEmbedder):
 
     # ------------------------------------------------------------------ loading
     @classmethod
-    def from_facebook(cls, path, documents=None, **params):
+    def from_facebook(cls, path, documents=None, *, load_output=False, **params):
         """A fitted transformer from a Facebook fastText ``.bin`` unsupervised model.
 
         Parameters
@@ -648,6 +648,9 @@ class FastTextTransformer(BaseWordEmbedder):
         documents : iterable of str or of list of str, or None, default=None
             Needed only for ``pooling="tfidf"``/``"sif"`` (IDF and the SIF
             component are computed on them).
+        load_output : bool, default=False
+            Also load the output matrix (as much memory again as the word
+            rows), needed to continue training with ``warm_start=True``.
         **params
             Parameters of the transformer (``pooling``, ``lowercase``,
             ``token_pattern``, ``handle_unknown``, ...); the training
@@ -660,7 +663,7 @@ class FastTextTransformer(BaseWordEmbedder):
             Ready for ``transform``; ``wv_`` equals gensim's
             ``load_facebook_model(path).wv`` (known and unknown words).
             ``fit`` on it retrains from scratch unless ``warm_start=True``
-            (negative-sampling models only).
+            (negative-sampling models loaded with ``load_output=True``).
 
         Raises
         ------
@@ -676,7 +679,7 @@ class FastTextTransformer(BaseWordEmbedder):
         >>> ft.transform(["the government said"]).shape  # doctest: +SKIP
         (1, 10)
         """
-        m = read_facebook_bin(path, load_output=True)
+        m = read_facebook_bin(path, load_output=load_output)
         est = cls(
             vector_size=m.dim,
             sg=m.model == 2,
@@ -703,7 +706,7 @@ class FastTextTransformer(BaseWordEmbedder):
         )
         est.vocabulary_ = est.wv_.key_to_index
         est._n_features_out = m.dim
-        est.syn1neg_ = m.output_matrix if m.loss == 2 else None
+        est.syn1neg_ = m.output_matrix if m.loss == 2 and load_output else None
         est.syn1_ = None
         est.loss_history_ = []
         est.engine_ = "numba"

@@ -76,7 +76,7 @@ TEXT_EMBEDDERS = {
     "bert": (
         "skembed.text.bert",
         "BertPooledEmbedder",
-        {"cache": "memory", "max_length": 256},
+        {"cache": "memory", "max_length": 256, "truncation": "truncate", "normalize": True},
         {"pooling": ["mean"]},
         "all-MiniLM-L6-v2, mean pooling (contextual)",
     ),

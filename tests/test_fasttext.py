@@ -246,7 +246,7 @@ def trained(bbc):
         "numba": FastTextTransformer(engine="numba", **TRAIN_PARAMS).fit(texts),
         # one intra-op thread: torch's CPU scatter ops slow down badly when cores are shared
         "torch": FastTextTransformer(
-            engine="torch", batch_size=1024, **{**TRAIN_PARAMS, "n_jobs": 1}
+            engine="torch", batch_size=4096, **{**TRAIN_PARAMS, "n_jobs": 1}
         ).fit(texts),
     }
 

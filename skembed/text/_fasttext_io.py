@@ -31,8 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 
 FASTTEXT_MAGIC = 793712314
-_ARGS_NEW = "<12id"  # dim ws epoch minCount neg wordNgrams loss model bucket minn maxn lrUpdateRate t
-_ARGS_OLD = "<10id"  # epoch minCount neg wordNgrams loss model bucket minn maxn lrUpdateRate t
+# dim ws epoch minCount neg wordNgrams loss model bucket minn maxn lrUpdateRate t
+_ARGS_NEW = "<12id"
+# the same without dim and ws
+_ARGS_OLD = "<10id"
 _MAX_WORD_BYTES = 1 << 20
 
 
@@ -140,9 +142,7 @@ class _Reader:
         start = self.offset
         nbytes = 4 * count
         if nbytes > self.remaining:
-            raise self.error(
-                f"{what} needs {nbytes} bytes but only {self.remaining} remain", start
-            )
+            raise self.error(f"{what} needs {nbytes} bytes but only {self.remaining} remain", start)
         have = len(self.buf) - self.pos
         out = np.empty(count, dtype="<f4")
         view = out.view(np.uint8)

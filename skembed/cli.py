@@ -55,8 +55,8 @@ TEXT_EMBEDDERS = {
     "word2vec": (
         "skembed.text.word2vec",
         "Word2VecTransformer",
-        {"min_count": 2, "epochs": 10, "pooling": "tfidf"},
-        {"vector_size": [100, 200]},
+        {"min_count": 2, "epochs": 5, "pooling": "tfidf"},
+        {"vector_size": [50, 100]},
         "skip-gram word2vec, IDF-weighted mean",
     ),
     "fasttext": (

@@ -103,9 +103,7 @@ class GloVeModel(nn.Module):
         """
         wi = self.W.index_select(0, i)
         cj = self.C.index_select(0, j)
-        diff = (
-            (wi * cj).sum(1) + self.bw.index_select(0, i) + self.bc.index_select(0, j) - log_x
-        )
+        diff = (wi * cj).sum(1) + self.bw.index_select(0, i) + self.bc.index_select(0, j) - log_x
         fdiff = f_x * diff
         loss = 0.5 * float((fdiff * diff).sum())
         gw = (fdiff[:, None] * cj).clamp_(-grad_clip, grad_clip)

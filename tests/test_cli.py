@@ -5,7 +5,12 @@ import pytest
 from skembed.cli import main
 
 
-def test_compare_text_mode_writes_leaderboard(tmp_path, capsys):
+def test_compare_text_mode_writes_leaderboard(tmp_path, capsys, monkeypatch):
+    from skembed import cli
+
+    # the CLI's plumbing is under test here, not LSA at 300 components: use a small grid
+    lsa = cli.TEXT_EMBEDDERS["lsa"]
+    monkeypatch.setitem(cli.TEXT_EMBEDDERS, "lsa", (*lsa[:3], {"n_components": [20, 50]}, lsa[4]))
     main(
         [
             "compare",

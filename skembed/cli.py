@@ -69,8 +69,8 @@ TEXT_EMBEDDERS = {
     "glove": (
         "skembed.text.glove",
         "GloVeTransformer",
-        {"min_count": 2, "epochs": 25, "pooling": "tfidf"},
-        {"vector_size": [100, 200]},
+        {"min_count": 2, "window": 10, "epochs": 15, "pooling": "tfidf"},
+        {"vector_size": [50, 100]},
         "GloVe, IDF-weighted mean",
     ),
     "bert": (

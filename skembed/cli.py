@@ -62,7 +62,7 @@ TEXT_EMBEDDERS = {
     "fasttext": (
         "skembed.text.fasttext",
         "FastTextTransformer",
-        {"min_count": 2, "epochs": 10, "pooling": "tfidf"},
+        {"min_count": 2, "epochs": 5, "bucket": 200_000, "pooling": "tfidf"},
         {"vector_size": [100]},
         "fastText skip-gram with char n-grams, IDF-weighted mean",
     ),

@@ -418,6 +418,11 @@ class FastTextTransformer(BaseWordEmbedder):
     negative : int, default=5
         Noise words per positive example (0 disables negative sampling; then
         ``hs`` must be true).
+    shared_negatives : bool, default=True
+        Skip-gram with negative sampling only (``sg=True, hs=False``), numba
+        engine: draw the negatives once per centre word and share them across
+        its context words (Ji et al. 2016), as ``Word2VecTransformer`` does;
+        ``False`` gives fastText's per-pair negatives.
     ns_exponent : float, default=0.75
         Noise distribution ``count(w) ** ns_exponent``.
     window : int, default=5
@@ -541,6 +546,7 @@ class FastTextTransformer(BaseWordEmbedder):
         "sg": ["boolean", Interval(Integral, 0, 1, closed="both")],
         "hs": ["boolean", Interval(Integral, 0, 1, closed="both")],
         "negative": [Interval(Integral, 0, None, closed="left")],
+        "shared_negatives": ["boolean"],
         "ns_exponent": [Interval(Real, None, None, closed="neither")],
         "window": [Interval(Integral, 1, None, closed="left")],
         "sample": [Interval(Real, 0, None, closed="left")],
@@ -573,6 +579,7 @@ class FastTextTransformer(BaseWordEmbedder):
         sg=True,
         hs=False,
         negative=5,
+        shared_negatives=True,
         ns_exponent=0.75,
         window=5,
         sample=1e-3,
@@ -606,6 +613,7 @@ class FastTextTransformer(BaseWordEmbedder):
         self.sg = sg
         self.hs = hs
         self.negative = negative
+        self.shared_negatives = shared_negatives
         self.ns_exponent = ns_exponent
         self.window = window
         self.sample = sample
@@ -993,7 +1001,9 @@ class _NumbaTrainer:
         ids, offsets, _ = self.kw.prepare_chunk(ids, offsets, self.remap, self.keep, seed)
         if len(ids) == 0:
             return 0.0, 0.0
-        stats = self.kw.train_chunk(
+        shared = est.shared_negatives and est.sg and not est.hs and est.negative > 0
+        kernel = self.kw.train_chunk_shared if shared else self.kw.train_chunk
+        stats = kernel(
             self.syn0,
             self.syn1neg,
             self.syn1,

@@ -270,8 +270,10 @@ def write_outputs(rows, output_dir, stem="leaderboard", title=""):
     ax.set_xlim(lo, 1.0)
     ax.set_xlabel("cross-validated accuracy")
     ax.set_title(title)
-    for y, m in enumerate(means):
-        ax.text(m, y, f" {m:.3f}", va="center", fontsize=8)
+    for y, (m, sd) in enumerate(zip(means, stds, strict=True)):
+        ax.text(
+            min(m + sd, 0.97), y, f" {m:.3f}", va="center", fontsize=8
+        )  # right of the error bar
     fig.tight_layout()
     png_path = os.path.join(output_dir, f"{stem}.png")
     fig.savefig(png_path, dpi=120)

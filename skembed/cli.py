@@ -270,10 +270,8 @@ def write_outputs(rows, output_dir, stem="leaderboard", title=""):
     ax.set_xlim(lo, 1.0)
     ax.set_xlabel("cross-validated accuracy")
     ax.set_title(title)
-    for y, (m, sd) in enumerate(zip(means, stds, strict=True)):
-        ax.text(
-            min(m + sd, 0.97), y, f" {m:.3f}", va="center", fontsize=8
-        )  # right of the error bar
+    for y, m in enumerate(means):  # inside the bar, clear of the error bar
+        ax.text(lo + 0.003, y, f"{m:.3f}", va="center", fontsize=8, color="white")
     fig.tight_layout()
     png_path = os.path.join(output_dir, f"{stem}.png")
     fig.savefig(png_path, dpi=120)

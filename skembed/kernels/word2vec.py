@@ -189,6 +189,69 @@ def _score_update(l1, out, neu1e, label, alpha, sigmoid, log_sigmoid, dim):
     return loss, False
 
 
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _output_layer(
+    l1,
+    w,
+    neu1e,
+    hs,
+    negative,
+    syn1,
+    syn1neg,
+    codes,
+    points,
+    code_lengths,
+    neg_prob,
+    neg_alias,
+    state,
+    alpha,
+    sigmoid,
+    log_sigmoid,
+    dim,
+):
+    """Train the output layer for input vector ``l1`` and target word ``w``.
+
+    Hierarchical softmax over ``w``'s Huffman code (when ``hs``), then ``w``
+    as the positive example and ``negative`` noise words drawn from the alias
+    table with the LCG ``state`` (word2vec.c's order of draws). ``neu1e``
+    accumulates the gradient for the input rows.
+
+    Returns (loss, new_state, nan_flag).
+    """
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    n_words = neg_prob.size
+    loss = np.float32(0.0)
+    if hs:
+        for j in range(code_lengths[w]):
+            lab = one - np.float32(codes[w, j])
+            ls, bad = _score_update(
+                l1, syn1[points[w, j]], neu1e, lab, alpha, sigmoid, log_sigmoid, dim
+            )
+            if bad:
+                return loss, state, True
+            loss += ls
+    for j in range(negative + 1 if negative > 0 else 0):
+        if j == 0:
+            target = w
+            lab = one
+        else:
+            state = _lcg(state)
+            t = np.int64((state >> _S16) % np.uint64(n_words))
+            state = _lcg(state)
+            if _uniform(state) >= neg_prob[t]:
+                t = neg_alias[t]
+            if t == w:
+                continue
+            target = t
+            lab = zero
+        ls, bad = _score_update(l1, syn1neg[target], neu1e, lab, alpha, sigmoid, log_sigmoid, dim)
+        if bad:
+            return loss, state, True
+        loss += ls
+    return loss, state, False
+
+
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def train_part(
     syn0,
@@ -221,7 +284,6 @@ def train_part(
     the slice bounds and the LCG ``state``. Returns ``(loss, n_examples, nan)``.
     """
     dim = syn0.shape[1]
-    n_words = neg_prob.size
     neu1 = np.zeros(dim, dtype=np.float32)
     neu1e = np.zeros(dim, dtype=np.float32)
     l1buf = np.zeros(dim, dtype=np.float32)
@@ -267,35 +329,28 @@ def train_part(
                             l1[k] *= inv
                     for k in range(dim):
                         neu1e[k] = zero
-                    if hs:
-                        for j in range(code_lengths[w]):
-                            lab = one - np.float32(codes[w, j])
-                            ls, bad = _score_update(
-                                l1, syn1[points[w, j]], neu1e, lab, alpha, sigmoid, log_sigmoid, dim
-                            )
-                            if bad:
-                                return loss_sum, n_examples, True
-                            loss_sum += ls
-                    for j in range(negative + 1 if negative > 0 else 0):
-                        if j == 0:
-                            target = w
-                            lab = one
-                        else:
-                            state = _lcg(state)
-                            t = np.int64((state >> _S16) % np.uint64(n_words))
-                            state = _lcg(state)
-                            if _uniform(state) >= neg_prob[t]:
-                                t = neg_alias[t]
-                            if t == w:
-                                continue
-                            target = t
-                            lab = zero
-                        ls, bad = _score_update(
-                            l1, syn1neg[target], neu1e, lab, alpha, sigmoid, log_sigmoid, dim
-                        )
-                        if bad:
-                            return loss_sum, n_examples, True
-                        loss_sum += ls
+                    ls, state, bad = _output_layer(
+                        l1,
+                        w,
+                        neu1e,
+                        hs,
+                        negative,
+                        syn1,
+                        syn1neg,
+                        codes,
+                        points,
+                        code_lengths,
+                        neg_prob,
+                        neg_alias,
+                        state,
+                        alpha,
+                        sigmoid,
+                        log_sigmoid,
+                        dim,
+                    )
+                    if bad:
+                        return loss_sum, n_examples, True
+                    loss_sum += ls
                     if sub_indptr is None:
                         row = syn0[u]
                         for k in range(dim):
@@ -331,35 +386,28 @@ def train_part(
                 inv = one / np.float32(cw)
                 for k in range(dim):
                     neu1[k] *= inv
-                if hs:
-                    for j in range(code_lengths[w]):
-                        lab = one - np.float32(codes[w, j])
-                        ls, bad = _score_update(
-                            neu1, syn1[points[w, j]], neu1e, lab, alpha, sigmoid, log_sigmoid, dim
-                        )
-                        if bad:
-                            return loss_sum, n_examples, True
-                        loss_sum += ls
-                for j in range(negative + 1 if negative > 0 else 0):
-                    if j == 0:
-                        target = w
-                        lab = one
-                    else:
-                        state = _lcg(state)
-                        t = np.int64((state >> _S16) % np.uint64(n_words))
-                        state = _lcg(state)
-                        if _uniform(state) >= neg_prob[t]:
-                            t = neg_alias[t]
-                        if t == w:
-                            continue
-                        target = t
-                        lab = zero
-                    ls, bad = _score_update(
-                        neu1, syn1neg[target], neu1e, lab, alpha, sigmoid, log_sigmoid, dim
-                    )
-                    if bad:
-                        return loss_sum, n_examples, True
-                    loss_sum += ls
+                ls, state, bad = _output_layer(
+                    neu1,
+                    w,
+                    neu1e,
+                    hs,
+                    negative,
+                    syn1,
+                    syn1neg,
+                    codes,
+                    points,
+                    code_lengths,
+                    neg_prob,
+                    neg_alias,
+                    state,
+                    alpha,
+                    sigmoid,
+                    log_sigmoid,
+                    dim,
+                )
+                if bad:
+                    return loss_sum, n_examples, True
+                loss_sum += ls
                 for c in range(lo, hi):
                     if c == p:
                         continue

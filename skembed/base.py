@@ -164,18 +164,21 @@ def resolve_n_jobs(n_jobs) -> int:
 
 
 @contextlib.contextmanager
-def limit_threads(n_jobs):
+def limit_threads(n_jobs, *, modules=()):
     """Limit native thread pools to ``n_jobs`` threads for the ``with`` block.
 
     BLAS/OpenMP pools are limited with threadpoolctl; torch's intra-op pool
-    (when torch is already imported) and numba's pool (when numba is already
-    imported) are set for the block and restored afterwards, so no global
-    state of the process changes once the block exits.
+    and numba's pool are set for the block and restored afterwards (when the
+    module is imported, or named in ``modules``), so no global state of the
+    process changes once the block exits.
 
     Parameters
     ----------
     n_jobs : int or None
         See :func:`resolve_n_jobs`.
+    modules : tuple of {"torch", "numba"}, default=()
+        Import these first, so that their pools are limited even when the
+        block is the first code to use them (estimators import them lazily).
 
     Yields
     ------
@@ -185,6 +188,8 @@ def limit_threads(n_jobs):
     from threadpoolctl import threadpool_limits
 
     n = resolve_n_jobs(n_jobs)
+    for name in modules:
+        importlib.import_module(name)
     torch = sys.modules.get("torch")
     numba = sys.modules.get("numba")
     old_torch = torch.get_num_threads() if torch is not None else None

@@ -96,3 +96,16 @@ def test_importing_skembed_and_classical_estimators_do_not_import_torch():
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_limit_threads_imports_requested_modules_first():
+    # a lazily imported torch must still be limited inside the block
+    code = (
+        "import sys\n"
+        "from skembed.base import limit_threads\n"
+        "assert 'torch' not in sys.modules\n"
+        "with limit_threads(1, modules=('torch',)):\n"
+        "    import torch\n"
+        "    assert torch.get_num_threads() == 1, torch.get_num_threads()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -236,8 +236,6 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         ValueError
             If ``X`` is empty, or has NaN that the preprocessor does not impute.
         """
-        import torch  # noqa: F401 - before limit_threads, so that it limits torch's pool too
-
         warm = self.warm_start and hasattr(self, "model_")
         X = self._validate_input(X, reset=not warm)
         if not warm:
@@ -281,7 +279,7 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
                 "are undefined); set batch_norm=False."
             )
 
-        with limit_threads(self.n_jobs), self._rng_fork(seed):
+        with limit_threads(self.n_jobs, modules=("torch",)), self._rng_fork(seed):
             if not warm:
                 self.model_ = self._build_module(n_inputs).to(self.device_)
                 self.history_ = []

@@ -847,7 +847,7 @@ class FastTextTransformer(BaseWordEmbedder):
         total = float(self.epochs) * max(n_progress, 1)
         done = 0.0
         self.loss_history_ = []
-        with limit_threads(self.n_jobs) as n_threads:
+        with limit_threads(self.n_jobs, modules=(self.engine_,)) as n_threads:
             state.n_threads = n_threads
             for epoch in progress(range(self.epochs), verbose=self.verbose, desc="epochs"):
                 loss_sum, n_ex = 0.0, 0.0

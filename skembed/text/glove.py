@@ -324,10 +324,10 @@ class GloVeTransformer(BaseWordEmbedder):
         del X
         self.n_cooccurrences_ = int(rows.shape[0])
         self.loss_history_ = []
-        if not use_torch:
-            from ..kernels import glove as _kernels  # noqa: F401 - import numba before limiting it
         t0 = time.perf_counter()
-        with limit_threads(self.n_jobs) as n_threads:
+        with limit_threads(
+            self.n_jobs, modules=("torch",) if use_torch else ("numba",)
+        ) as n_threads:
             if use_torch:
                 W, C, bw, bc = self._train_torch(rows, cols, vals, n_words, seed)
             else:

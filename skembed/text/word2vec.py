@@ -476,7 +476,7 @@ class Word2VecTransformer(BaseWordEmbedder):
         total = max(corpus.n_tokens * self.epochs, 1)
         self.n_words_trained_ = 0
         train_time = 0.0
-        with limit_threads(self.n_jobs) as n_threads:
+        with limit_threads(self.n_jobs, modules=(self.engine_,)) as n_threads:
             if self.engine_ == "numba":
                 step = self._numba_step(syn0, syn1neg, syn1, tables, n_threads)
             else:

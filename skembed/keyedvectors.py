@@ -46,6 +46,12 @@ class KeyedVectors:
     Row norms used by the similarity queries are computed lazily on first
     use and cached (``norms``).
 
+    References
+    ----------
+    The design of gensim's ``KeyedVectors`` (Řehůřek & Sojka 2010); file
+    formats of the original word2vec tool (Mikolov et al. 2013) and GloVe
+    (Pennington et al. 2014).
+
     Examples
     --------
     >>> import numpy as np

@@ -59,6 +59,19 @@ class OneHotEmbedder(_DelegatingTransformer):
     feature_names_in_ : numpy.ndarray of str, shape (n_features_in_,)
         Only when ``X`` had string column names.
 
+    Raises
+    ------
+    ValueError
+        In ``fit``/``transform``: invalid parameters (scikit-learn's parameter
+        validation), a column count different from ``fit``'s, or an unseen
+        category with ``handle_unknown="error"`` (scikit-learn's message,
+        naming the column and category).
+
+    References
+    ----------
+    scikit-learn's ``OneHotEncoder`` (Pedregosa et al. 2011, "Scikit-learn:
+    Machine Learning in Python", JMLR 12), to which all computation is delegated.
+
     See Also
     --------
     LabelEmbedder : one integer code per column instead of indicator columns.
@@ -170,6 +183,16 @@ class LabelEmbedder(_DelegatingTransformer):
     n_features_in_ : int
     feature_names_in_ : numpy.ndarray of str, shape (n_features_in_,)
         Only when ``X`` had string column names.
+
+    Raises
+    ------
+    ValueError
+        Invalid parameters, or a column count different from ``fit``'s.
+
+    References
+    ----------
+    scikit-learn's ``OrdinalEncoder`` (Pedregosa et al. 2011, JMLR 12), to
+    which all computation is delegated.
 
     See Also
     --------

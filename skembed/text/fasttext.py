@@ -130,6 +130,17 @@ class FastTextKeyedVectors(KeyedVectors):
     ``kv[word]``, :meth:`get_vector`, :meth:`similarity` and
     :meth:`most_similar` accept any string.
 
+    Raises
+    ------
+    KeyError
+        Looking up an unknown word in a model without n-gram buckets
+        (``bucket=0``).
+
+    References
+    ----------
+    Bojanowski, Grave, Joulin & Mikolov (2017), "Enriching Word Vectors with
+    Subword Information", TACL 5.
+
     Examples
     --------
     >>> import numpy as np

@@ -14,16 +14,30 @@ import numbers
 import os
 import sys
 from collections.abc import Iterable, Iterator
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils import check_random_state
 
+#: Parameter rules shared by every estimator that computes with a choice of
+#: device, engine, threads and seed (merge into ``_parameter_constraints``;
+#: an estimator narrows ``engine`` with its own ``StrOptions``).
+#: ``device`` accepts ``torch.device`` objects too, so :func:`resolve_device`
+#: validates it in ``fit``, before any expensive work.
+COMPUTE_PARAMETER_CONSTRAINTS = {
+    "device": "no_validation",
+    "n_jobs": [Integral, None],
+    "random_state": ["random_state"],
+}
+
 __all__ = [
+    "COMPUTE_PARAMETER_CONSTRAINTS",
     "available_devices",
     "check_documents",
     "limit_threads",
     "progress",
     "resolve_device",
+    "resolve_engine",
     "resolve_n_jobs",
     "seed_from_random_state",
     "torch_generator",
@@ -116,6 +130,61 @@ def resolve_device(device) -> str:
             f"{available}. Use device='auto' to pick the best available one."
         )
     return name
+
+
+def resolve_engine(engine, device_, *, cpu_engine, name="engine"):
+    """Choose the implementation that computes, from ``engine`` and the resolved device.
+
+    Call it in ``fit`` right after :func:`resolve_device` and before any
+    expensive work, so a bad combination fails at once.
+
+    Parameters
+    ----------
+    engine : str
+        The estimator's ``engine`` parameter: ``"auto"``, ``"torch"`` or the
+        name of its CPU engine (``"numba"``, ``"sklearn"``).
+    device_ : str
+        The resolved device (output of :func:`resolve_device`).
+    cpu_engine : str
+        The estimator's CPU-only engine (``"numba"`` or ``"sklearn"``).
+    name : str, default="engine"
+        Parameter name used in the error message.
+
+    Returns
+    -------
+    engine_ : str
+        ``cpu_engine`` or ``"torch"``. ``"auto"`` gives ``cpu_engine`` on the
+        CPU and ``"torch"`` on any other device.
+
+    Raises
+    ------
+    ValueError
+        If the CPU engine is asked for on a non-CPU device, or ``engine`` is
+        not one of the three values.
+
+    Examples
+    --------
+    >>> resolve_engine("auto", "cpu", cpu_engine="numba")
+    'numba'
+    >>> resolve_engine("auto", "cuda:0", cpu_engine="numba")
+    'torch'
+    >>> resolve_engine("numba", "cuda:0", cpu_engine="numba")
+    Traceback (most recent call last):
+    ...
+    ValueError: engine='numba' runs on the CPU only, but the device resolved to 'cuda:0'; use engine='auto' or 'torch' for a torch device.
+    """
+    if engine == "auto":
+        return cpu_engine if device_ == "cpu" else "torch"
+    if engine == "torch":
+        return "torch"
+    if engine == cpu_engine:
+        if device_ != "cpu":
+            raise ValueError(
+                f"{name}={engine!r} runs on the CPU only, but the device resolved to {device_!r}; "
+                f"use {name}='auto' or 'torch' for a torch device."
+            )
+        return cpu_engine
+    raise ValueError(f"{name} must be 'auto', 'torch' or {cpu_engine!r}, got {engine!r}.")
 
 
 def torch_device(device_str: str):

@@ -36,9 +36,11 @@ __all__ = [
     "check_documents",
     "limit_threads",
     "progress",
+    "report_epoch",
     "resolve_device",
     "resolve_engine",
     "resolve_n_jobs",
+    "restore_on_failure",
     "seed_from_random_state",
     "torch_generator",
 ]
@@ -302,6 +304,65 @@ def progress(iterable=None, *, verbose=False, **kwargs):
     from tqdm.auto import tqdm
 
     return tqdm(iterable, disable=not verbose, leave=False, **kwargs)
+
+
+def report_epoch(bar, record, verbose):
+    """Show an epoch's history record on a progress bar (and as a line at ``verbose >= 2``).
+
+    Parameters
+    ----------
+    bar : tqdm.tqdm
+        The epoch bar made by :func:`progress` (advanced by one).
+    record : dict
+        The epoch's record (:func:`skembed.callbacks.make_record`).
+    verbose : int
+        0: nothing is shown; 1: the bar's postfix shows the losses; 2: also
+        one line per epoch (``epoch 3: loss=0.1234 valid_loss=... 1.20 s``).
+    """
+    shown = {k: f"{v:.4g}" for k, v in record.items() if k.endswith("loss") and v is not None}
+    if verbose:
+        bar.set_postfix(shown)
+    bar.update(1)
+    if verbose >= 2:
+        items = " ".join(f"{k}={v}" for k, v in shown.items())
+        bar.write(f"epoch {record['epoch']}: {items} {record['seconds']:.2f} s")
+
+
+@contextlib.contextmanager
+def restore_on_failure(estimator):
+    """Give the estimator back its attributes of before the block if the block raises.
+
+    ``fit`` runs in this block, so a fit that fails (an exception in
+    training, a raising callback, ``KeyboardInterrupt``) leaves a fresh
+    estimator unfitted and a fitted one exactly as it was. The snapshot is
+    shallow: training must build new objects (or copies) rather than change
+    the estimator's fitted objects in place.
+
+    Parameters
+    ----------
+    estimator : object
+
+    Examples
+    --------
+    >>> class Est:
+    ...     pass
+    >>> est = Est()
+    >>> try:
+    ...     with restore_on_failure(est):
+    ...         est.coef_ = 1.0
+    ...         raise KeyboardInterrupt
+    ... except KeyboardInterrupt:
+    ...     pass
+    >>> hasattr(est, "coef_")
+    False
+    """
+    saved = dict(estimator.__dict__)
+    try:
+        yield
+    except BaseException:
+        estimator.__dict__.clear()
+        estimator.__dict__.update(saved)
+        raise
 
 
 # --------------------------------------------------------------------------- seeding

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
-from skembed.kernels.glove import glove_epoch, shuffle_records
+from skembed.exceptions import TrainingDivergedError
+from skembed.kernels.glove import block_records, blocked_schedule, glove_epoch, shuffle_records
 from skembed.text import LineCorpus
 from skembed.text.glove import GloVeTransformer
 
@@ -22,6 +24,11 @@ DOCS = [
 
 
 # ----------------------------------------------------------------------------- kernel
+def one_cell(n):
+    """Offsets and schedule of a sequential epoch over ``n`` records."""
+    return np.array([0, n], np.int64), np.zeros((1, 1), np.int64)
+
+
 def reference_epoch(rows, cols, vals, W, C, bw, bc, gW, gC, gbw, gbc, x_max, alpha, lr, clip):
     """glove.c's update, sequential, in float64."""
     cost = 0.0
@@ -63,7 +70,7 @@ def test_kernel_epoch_equals_numpy_reference(scale):
     ref = [a.copy() for a in state]
     got = [a.astype(np.float32) for a in state]
     ref_cost = reference_epoch(rows, cols, vals.astype(np.float64), *ref, 10.0, 0.75, 0.05, 100.0)
-    costs = glove_epoch(rows, cols, vals, *got, 10.0, 0.75, 0.05, 100.0, 1)
+    costs = glove_epoch(rows, cols, vals, *one_cell(4), *got, 10.0, 0.75, 0.05, 100.0)
     assert costs.shape == (1,)
     assert costs[0] == pytest.approx(ref_cost, rel=1e-4)
     for a, b in zip(got, ref, strict=True):
@@ -82,8 +89,8 @@ def test_kernel_first_step_by_hand():
     gb = [np.ones(1, np.float32), np.ones(1, np.float32)]
     x = np.float32(np.e)  # log x = 1
     costs = glove_epoch(
-        np.zeros(1, np.int32), np.zeros(1, np.int32), np.array([x]), W, C, bw, bc, *g, *gb,
-        100.0, 0.75, 0.1, 100.0, 1,
+        np.zeros(1, np.int32), np.zeros(1, np.int32), np.array([x]), *one_cell(1),
+        W, C, bw, bc, *g, *gb, 100.0, 0.75, 0.1, 100.0,
     )  # fmt: skip
     diff = 0.5 * 0.25 + 0.1 + 0.2 - 1.0  # -0.575
     f = (np.e / 100.0) ** 0.75
@@ -110,6 +117,75 @@ def test_shuffle_is_a_seeded_permutation_of_records():
     np.testing.assert_array_equal(np.sort(a[0]), rows)
     np.testing.assert_array_equal(a[1], 999 - a[0])  # triples stay together
     np.testing.assert_array_equal(a[2], a[0] * 0.5)
+
+
+def test_block_records_groups_cells_deterministically():
+    rng = np.random.default_rng(1)
+    rows = rng.integers(0, 50, 2000).astype(np.int32)
+    cols = rng.integers(0, 50, 2000).astype(np.int32)
+    vals = (rows * 1000 + cols).astype(np.float32)  # identifies each record's pair
+    a = [rows.copy(), cols.copy(), vals.copy()]
+    offsets = block_records(*a, 3)
+    assert (
+        offsets.tolist()
+        == np.concatenate(
+            [[0], np.cumsum(np.bincount((rows % 3) * 3 + cols % 3, minlength=9))]
+        ).tolist()
+    )
+    for c in range(9):
+        r, k = a[0][offsets[c] : offsets[c + 1]], a[1][offsets[c] : offsets[c + 1]]
+        assert np.all((r % 3) * 3 + k % 3 == c)
+    np.testing.assert_array_equal(a[2], a[0] * 1000 + a[1])  # triples stay together
+    assert sorted(zip(a[0], a[1], strict=True)) == sorted(zip(rows, cols, strict=True))
+    b = [rows.copy(), cols.copy(), vals.copy()]
+    block_records(*b, 3)
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("n_blocks", [1, 2, 3, 5])
+def test_blocked_schedule_rounds_share_no_block(n_blocks):
+    schedule = blocked_schedule(n_blocks)
+    assert schedule.shape == (n_blocks, n_blocks)
+    assert sorted(schedule.ravel().tolist()) == list(range(n_blocks * n_blocks))
+    for cells in schedule:
+        assert len(set(cells // n_blocks)) == n_blocks  # row blocks distinct
+        assert len(set(cells % n_blocks)) == n_blocks  # column blocks distinct
+
+
+def test_blocked_epoch_equals_sequential_reference_in_schedule_order():
+    import numba
+
+    rng = np.random.default_rng(2)
+    n, d, nnz = 30, 6, 600
+    rows = rng.integers(0, n, nnz).astype(np.int32)
+    cols = rng.integers(0, n, nnz).astype(np.int32)
+    vals = rng.uniform(0.5, 200, nnz).astype(np.float32)
+    offsets = block_records(rows, cols, vals, 2)
+    schedule = blocked_schedule(2)
+    init = [(rng.random((n, d)) - 0.5) / d, (rng.random((n, d)) - 0.5) / d]
+    init += [(rng.random(n) - 0.5) / d, (rng.random(n) - 0.5) / d]
+    init += [np.ones((n, d)), np.ones((n, d)), np.ones(n), np.ones(n)]
+    # cells of one round touch disjoint rows, so any sequential order of a round is exact
+    order = np.concatenate([np.arange(offsets[c], offsets[c + 1]) for c in schedule.ravel()])
+    ref = [a.copy() for a in init]
+    ref_cost = 0.0
+    for _ in range(3):
+        ref_cost = reference_epoch(
+            rows[order], cols[order], vals[order].astype(np.float64), *ref, 100.0, 0.75, 0.05, 100.0
+        )
+    results = []
+    for threads in (1, 2):
+        numba.set_num_threads(threads)
+        got = [a.astype(np.float32) for a in init]
+        for _ in range(3):
+            costs = glove_epoch(rows, cols, vals, offsets, schedule, *got, 100.0, 0.75, 0.05, 100.0)
+        results.append(got)
+        assert costs.sum() == pytest.approx(ref_cost, rel=1e-4)
+        for a, b in zip(got, ref, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    for a, b in zip(*results, strict=True):  # thread count does not change a single bit
+        np.testing.assert_array_equal(a, b)
 
 
 def test_torch_step_equals_numpy_batched_reference():
@@ -218,22 +294,74 @@ def test_empty_vocabulary_or_cooccurrence_errors():
         GloVeTransformer(**SMALL).fit(["alpha", "beta", "alpha", "gamma"])
 
 
-def test_nan_loss_is_an_error_pointing_to_learning_rate():
+def test_nan_loss_is_a_training_diverged_error_naming_learning_rate():
     est = GloVeTransformer(**{**SMALL, "learning_rate": 1e30, "epochs": 10})
-    with pytest.raises(ValueError, match="Lower learning_rate"):
+    with pytest.raises(TrainingDivergedError, match=r"Lower learning_rate \(currently 1e\+30\)"):
         est.fit(DOCS * 3)
+    with pytest.raises(NotFittedError):  # the failed fit left nothing behind
+        est.transform(DOCS)
 
 
-def test_callbacks_see_each_epoch_and_can_stop():
+def test_callbacks_see_each_epoch_with_fresh_vectors_and_can_stop():
     seen = []
 
-    def cb(est, epoch, loss):
-        seen.append((epoch, loss))
-        return epoch == 1
+    def cb(est, record):
+        seen.append((dict(record), est.wv_.vectors.copy(), len(est.history_)))
+        return record["epoch"] == 2
 
     est = GloVeTransformer(**{**SMALL, "epochs": 10, "callbacks": [cb]}).fit(DOCS)
-    assert [e for e, _ in seen] == [0, 1]
-    assert est.loss_history_ == [loss for _, loss in seen]
+    assert [r["epoch"] for r, _, _ in seen] == [1, 2]
+    assert [n for _, _, n in seen] == [1, 2]  # history_ appended before the callback
+    assert set(seen[0][0]) == {"epoch", "loss", "seconds"}
+    assert est.history_ == [r for r, _, _ in seen]
+    assert est.loss_history_ == [r["loss"] for r, _, _ in seen]
+    assert not np.array_equal(seen[0][1], seen[1][1])  # wv_ refreshed each epoch
+    np.testing.assert_array_equal(seen[1][1], est.wv_.vectors)
+    with pytest.raises(AttributeError):
+        est.loss_history_ = []
+
+
+class Boom(Exception):
+    pass
+
+
+def test_failed_fit_leaves_fresh_estimator_unfitted_and_fitted_one_unchanged():
+    def explode(est, record):
+        if record["epoch"] == 2:
+            raise Boom
+
+    est = GloVeTransformer(**{**SMALL, "callbacks": [explode]})
+    with pytest.raises(Boom):
+        est.fit(DOCS)
+    with pytest.raises(NotFittedError):
+        est.transform(DOCS)
+    assert not [k for k in vars(est) if k.endswith("_") and not k.startswith("__")]
+    est.set_params(callbacks=None).fit(DOCS)
+    out = est.transform(DOCS)
+    params = est.get_params(deep=False)
+    before = {k: v for k, v in vars(est).items() if k not in params}
+    est.set_params(callbacks=[explode], vector_size=4)
+    with pytest.raises(Boom):
+        est.fit(DOCS[:3])
+    assert vars(est).keys() - params.keys() == before.keys()
+    for key, value in before.items():
+        assert vars(est)[key] is value, key
+    with pytest.raises(Boom):
+        est.fit_cooccurrence(sp.csr_matrix(np.array([[0, 2.0], [2.0, 0]])), ["a", "b"])
+    est.set_params(vector_size=8)
+    np.testing.assert_array_equal(est.transform(DOCS), out)
+
+
+def test_two_fits_with_two_threads_are_bit_identical(bbc_small):
+    params = dict(vector_size=16, window=5, min_count=2, epochs=3, random_state=3, n_jobs=2)
+    a = GloVeTransformer(**params).fit(bbc_small)
+    b = GloVeTransformer(**params).fit(bbc_small)
+    assert a.n_threads_ == 2 and a.n_cooccurrences_ > 100_000
+    np.testing.assert_array_equal(a.wv_.vectors, b.wv_.vectors)
+    assert a.loss_history_ == b.loss_history_
+    one = GloVeTransformer(**{**params, "n_jobs": 1}).fit(bbc_small)
+    # another thread count is another (equally good) schedule
+    assert one.loss_history_[-1] == pytest.approx(a.loss_history_[-1], rel=0.05)
 
 
 def test_line_corpus_streams_and_equals_token_lists(tmp_path):
@@ -245,12 +373,20 @@ def test_line_corpus_streams_and_equals_token_lists(tmp_path):
     np.testing.assert_array_equal(a.wv_.vectors, b.wv_.vectors)
 
 
-def test_numba_engine_on_other_device_is_an_error(monkeypatch):
+def test_numba_engine_on_other_device_fails_before_counting(monkeypatch):
     import skembed.text.glove as glove_module
 
+    def no_counting(*args):
+        raise AssertionError("counted before checking the engine")
+
     monkeypatch.setattr(glove_module, "resolve_device", lambda device: "cuda:0")
+    monkeypatch.setattr(GloVeTransformer, "_count", no_counting)
     with pytest.raises(ValueError, match="engine='numba' runs on the CPU only"):
         GloVeTransformer(**{**SMALL, "engine": "numba", "device": "cuda"}).fit(DOCS)
+    with pytest.raises(ValueError, match="engine='numba' runs on the CPU only"):
+        GloVeTransformer(**{**SMALL, "engine": "numba", "device": "cuda"}).fit_cooccurrence(
+            sp.csr_matrix(np.array([[0, 2.0], [2.0, 0]])), ["a", "b"]
+        )
 
 
 def test_tfidf_and_sif_pooling_after_fit():
@@ -267,6 +403,11 @@ def bbc():
 
     texts, labels = load_bbc_news()
     return list(texts), np.asarray(labels)
+
+
+@pytest.fixture(scope="module")
+def bbc_small(bbc):
+    return bbc[0][:400]
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,21 @@
-"""Compiled GloVe kernels: in-place shuffling of the non-zeros and lock-free AdaGrad epochs.
+"""Compiled GloVe kernels: shuffling and blocking of the non-zeros, and AdaGrad epochs.
 
 Plain functions over numpy arrays, compiled with numba; no scikit-learn, no
-torch. They mirror ``glove.c`` of the Stanford GloVe tools (Pennington,
-Socher & Manning 2014): the co-occurrence records are shuffled once, then
-each epoch every thread walks its own contiguous slice of the shuffled
-records and updates the shared parameters without locks (Hogwild!, Recht et
-al. 2011), as the C tool does with pthreads.
+torch. The update is that of ``glove.c`` of the Stanford GloVe tools
+(Pennington, Socher & Manning 2014). How the records are spread over threads
+is a *schedule*, given by the caller:
+
+* **blocked** (the default of :class:`~skembed.text.GloVeTransformer`, after
+  DSGD, Gemulla et al. 2011): words are split into ``T`` blocks (``id % T``)
+  and the records into ``T x T`` cells by (row block, column block). An epoch
+  runs ``T`` rounds; in round ``r`` thread ``t`` trains cell ``(t, (t + r) %
+  T)``, so no two threads ever touch the same row of ``W``/``b`` or of
+  ``C``/``b~`` at the same time. Each cell is trained sequentially in a fixed
+  order, rounds are separated by a barrier: the result does not depend on
+  thread timing, so a fixed seed and ``T`` give bit-identical vectors.
+* **lock-free** (``glove.c``'s own scheme, Hogwild!, Recht et al. 2011):
+  ``T`` contiguous slices of the shuffled records trained at once, one round,
+  updating shared rows without locks (results vary with thread timing).
 """
 
 from __future__ import annotations
@@ -38,11 +48,124 @@ def shuffle_records(rows, cols, vals, seed):
         vals[k], vals[m] = vals[m], vals[k]
 
 
+@njit(cache=True, nogil=True)
+def block_records(rows, cols, vals, n_blocks):
+    """Group the records in place by cell ``(rows % T) * T + cols % T`` (American flag sort).
+
+    The permutation is deterministic (a function of the input order), so
+    records stay in shuffled order as far as a fixed in-place sort allows; no
+    memory beyond ``T * T`` counters is used.
+
+    Parameters
+    ----------
+    rows, cols : numpy.ndarray of shape (nnz,), int32
+    vals : numpy.ndarray of shape (nnz,), float32
+        Permuted in place together.
+    n_blocks : int
+        ``T``, the number of word blocks.
+
+    Returns
+    -------
+    offsets : numpy.ndarray of shape (T * T + 1,), int64
+        Records of cell ``c`` are ``offsets[c]:offsets[c + 1]``.
+    """
+    T = n_blocks
+    n_cells = T * T
+    counts = np.zeros(n_cells, np.int64)
+    for k in range(rows.shape[0]):
+        counts[(rows[k] % T) * T + cols[k] % T] += 1
+    offsets = np.zeros(n_cells + 1, np.int64)
+    for c in range(n_cells):
+        offsets[c + 1] = offsets[c] + counts[c]
+    nxt = offsets[:-1].copy()
+    for c in range(n_cells):
+        end = offsets[c + 1]
+        while nxt[c] < end:
+            k = nxt[c]
+            d = (rows[k] % T) * T + cols[k] % T
+            if d == c:
+                nxt[c] += 1
+            else:
+                m = nxt[d]
+                rows[k], rows[m] = rows[m], rows[k]
+                cols[k], cols[m] = cols[m], cols[k]
+                vals[k], vals[m] = vals[m], vals[k]
+                nxt[d] += 1
+    return offsets
+
+
+def blocked_schedule(n_blocks):
+    """Rounds of cells trained in parallel under the blocked scheme.
+
+    Parameters
+    ----------
+    n_blocks : int
+
+    Returns
+    -------
+    schedule : numpy.ndarray of shape (T, T), int64
+        ``schedule[r, t] = t * T + (t + r) % T``: in each round the cells
+        share no row block and no column block.
+
+    Examples
+    --------
+    >>> blocked_schedule(2).tolist()
+    [[0, 3], [1, 2]]
+    """
+    t = np.arange(n_blocks)
+    return np.stack([t * n_blocks + (t + r) % n_blocks for r in range(n_blocks)]).astype(np.int64)
+
+
+def slice_offsets(n_records, n_slices):
+    """Offsets of ``n_slices`` contiguous slices (the lock-free scheme), shape (n_slices + 1,)."""
+    return (np.arange(n_slices + 1, dtype=np.int64) * n_records) // n_slices
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _train_span(
+    lo, hi, rows, cols, vals, W, C, bw, bc, gW, gC, gbw, gbc, x_max, exponent, lr, clip
+):
+    """Sequential AdaGrad updates over records ``lo:hi``; returns their summed cost."""
+    dim = W.shape[1]
+    cost = 0.0
+    for k in range(lo, hi):
+        i = rows[k]
+        j = cols[k]
+        x = np.float64(vals[k])
+        dot = np.float32(0.0)
+        for b in range(dim):
+            dot += W[i, b] * C[j, b]
+        diff = np.float64(dot) + np.float64(bw[i]) + np.float64(bc[j]) - np.log(x)
+        if x < x_max:
+            fdiff = (x / x_max) ** exponent * diff
+        else:
+            fdiff = diff
+        cost += 0.5 * fdiff * diff
+        fd = np.float32(fdiff)
+        for b in range(dim):
+            g1 = fd * C[j, b]
+            g2 = fd * W[i, b]
+            g1 = (clip if g1 > clip else (-clip if g1 < -clip else g1)) * lr
+            g2 = (clip if g2 > clip else (-clip if g2 < -clip else g2)) * lr
+            W[i, b] -= g1 / np.sqrt(gW[i, b])
+            C[j, b] -= g2 / np.sqrt(gC[j, b])
+            gW[i, b] += g1 * g1
+            gC[j, b] += g2 * g2
+        gb = fd * lr
+        bw[i] -= gb / np.sqrt(gbw[i])
+        bc[j] -= gb / np.sqrt(gbc[j])
+        gbw[i] += gb * gb
+        gbc[j] += gb * gb
+    return cost
+
+
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
 def glove_epoch(
     rows,
     cols,
     vals,
+    offsets,
+    schedule,
     W,
     C,
     bw,
@@ -52,17 +175,16 @@ def glove_epoch(
     gbw,
     gbc,
     x_max,
-    alpha,
+    weighting_exponent,
     learning_rate,
     grad_clip,
-    n_threads,
 ):
-    """One AdaGrad epoch of GloVe over the (shuffled) non-zero co-occurrences, in place.
+    """One AdaGrad epoch of GloVe over the non-zero co-occurrences, in place.
 
     For each record ``(i, j, X_ij)``::
 
         diff  = w_i . c_j + bw_i + bc_j - log X_ij
-        fdiff = f(X_ij) * diff,     f(x) = (x / x_max)**alpha if x < x_max else 1
+        fdiff = f(X_ij) * diff,  f(x) = (x / x_max)**weighting_exponent if x < x_max else 1
         cost += 0.5 * fdiff * diff
         g_w   = clip(fdiff * c_j, -grad_clip, grad_clip) * learning_rate   (per component)
         g_c   = clip(fdiff * w_i, -grad_clip, grad_clip) * learning_rate
@@ -80,59 +202,53 @@ def glove_epoch(
         Word and context ids of the records.
     vals : numpy.ndarray of shape (nnz,), float32
         ``X_ij > 0``.
+    offsets : numpy.ndarray of shape (n_cells + 1,), int64
+        Records of cell ``c`` are ``offsets[c]:offsets[c + 1]``, trained in
+        that order (see :func:`block_records`, :func:`slice_offsets`).
+    schedule : numpy.ndarray of shape (n_rounds, n_parallel), int64
+        Cells trained in parallel in each round, rounds one after the other
+        (see :func:`blocked_schedule`; ``[[0, ..., T - 1]]`` with slice
+        offsets is the lock-free scheme).
     W, C : numpy.ndarray of shape (n_words, vector_size), float32
         Word and context vectors, updated in place.
     bw, bc : numpy.ndarray of shape (n_words,), float32
         Word and context biases, updated in place.
     gW, gC, gbw, gbc : numpy.ndarray, float32
         AdaGrad squared-gradient sums, same shapes as ``W, C, bw, bc``.
-    x_max, alpha, learning_rate, grad_clip : float
+    x_max, weighting_exponent, learning_rate, grad_clip : float
         See above.
-    n_threads : int
-        Number of contiguous slices of the records processed in parallel
-        (lock-free); 1 gives a deterministic sequential epoch.
 
     Returns
     -------
-    costs : numpy.ndarray of shape (n_threads,), float64
-        Sum of ``0.5 * f(X_ij) * diff**2`` over each slice (before its update).
+    costs : numpy.ndarray of shape (n_cells,), float64
+        Sum of ``0.5 * f(X_ij) * diff**2`` over each cell's records (each
+        computed before that record's update); sum it in order for a
+        deterministic total.
     """
-    n = rows.shape[0]
-    dim = W.shape[1]
     lr = np.float32(learning_rate)
     clip = np.float32(grad_clip)
-    costs = np.zeros(n_threads, dtype=np.float64)
-    for t in prange(n_threads):
-        lo = (n * t) // n_threads
-        hi = (n * (t + 1)) // n_threads
-        cost = 0.0
-        for k in range(lo, hi):
-            i = rows[k]
-            j = cols[k]
-            x = np.float64(vals[k])
-            dot = np.float32(0.0)
-            for b in range(dim):
-                dot += W[i, b] * C[j, b]
-            diff = np.float64(dot) + np.float64(bw[i]) + np.float64(bc[j]) - np.log(x)
-            if x < x_max:
-                fdiff = (x / x_max) ** alpha * diff
-            else:
-                fdiff = diff
-            cost += 0.5 * fdiff * diff
-            fd = np.float32(fdiff)
-            for b in range(dim):
-                g1 = fd * C[j, b]
-                g2 = fd * W[i, b]
-                g1 = (clip if g1 > clip else (-clip if g1 < -clip else g1)) * lr
-                g2 = (clip if g2 > clip else (-clip if g2 < -clip else g2)) * lr
-                W[i, b] -= g1 / np.sqrt(gW[i, b])
-                C[j, b] -= g2 / np.sqrt(gC[j, b])
-                gW[i, b] += g1 * g1
-                gC[j, b] += g2 * g2
-            gb = fd * lr
-            bw[i] -= gb / np.sqrt(gbw[i])
-            bc[j] -= gb / np.sqrt(gbc[j])
-            gbw[i] += gb * gb
-            gbc[j] += gb * gb
-        costs[t] = cost
+    costs = np.zeros(offsets.shape[0] - 1, dtype=np.float64)
+    n_par = schedule.shape[1]
+    for r in range(schedule.shape[0]):
+        for t in prange(n_par):
+            c = schedule[r, t]
+            costs[c] = _train_span(
+                offsets[c],
+                offsets[c + 1],
+                rows,
+                cols,
+                vals,
+                W,
+                C,
+                bw,
+                bc,
+                gW,
+                gC,
+                gbw,
+                gbc,
+                x_max,
+                weighting_exponent,
+                lr,
+                clip,
+            )
     return costs

@@ -9,7 +9,19 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..base import limit_threads, progress, resolve_device, seed_from_random_state
+from ..base import (
+    COMPUTE_PARAMETER_CONSTRAINTS,
+    limit_threads,
+    progress,
+    report_epoch,
+    resolve_device,
+    resolve_engine,
+    resolve_n_jobs,
+    restore_on_failure,
+    seed_from_random_state,
+)
+from ..callbacks import make_record, run_callbacks
+from ..exceptions import diverged
 from ..keyedvectors import KeyedVectors
 from ._analyzer import (
     DEFAULT_TOKEN_PATTERN,
@@ -19,7 +31,7 @@ from ._analyzer import (
     iter_tokens,
     tokenize,
 )
-from ._base import DEVICE_CONSTRAINT, BaseWordEmbedder
+from ._base import BaseWordEmbedder
 from ._cooccurrence import cooccurrence_matrix
 from ._pooling import count_matrix
 
@@ -52,12 +64,14 @@ class GloVeTransformer(BaseWordEmbedder):
         Keep only the most frequent words (no cap by default).
     x_max : float, default=100.0
         Count at which the weighting function ``f`` saturates at 1.
-    alpha : float, default=0.75
-        Exponent of the weighting function ``f(x) = (x / x_max)**alpha``.
+    weighting_exponent : float, default=0.75
+        Exponent of the weighting function ``f(x) = (x / x_max)**weighting_exponent``
+        (the paper's α; called ``alpha`` before skembed 0.2).
     learning_rate : float, default=0.05
         AdaGrad's initial learning rate (``eta`` of ``glove.c``).
     epochs : int, default=25
-        Passes over the non-zero co-occurrences.
+        Passes over the non-zero co-occurrences (an upper bound when a
+        callback stops training).
     vectors : {"sum", "word"}, default="sum"
         Word vectors returned: ``W + W~`` (``glove.c``'s ``-model 2``) or ``W``.
     keep_cooccurrence : bool, default=False
@@ -66,7 +80,7 @@ class GloVeTransformer(BaseWordEmbedder):
         Non-zeros per AdaGrad step of the torch engine (ignored by numba).
     pooling : {"mean", "sum", "max", "tfidf", "sif"}, default="mean"
         Word vectors → document vector (see :func:`skembed.text._pooling.pool`).
-    sif_alpha : float, default=1e-3
+    sif_coefficient : float, default=1e-3
         The ``a`` of SIF weights ``a / (a + p(w))``.
     lowercase, token_pattern, tokenizer
         Tokenization of ``str`` documents (scikit-learn's analyzer).
@@ -74,21 +88,25 @@ class GloVeTransformer(BaseWordEmbedder):
     handle_unknown : {"zeros", "nan", "error"}, default="zeros"
         Output for documents without any known word.
     random_state : int, RandomState instance or None, default=None
-        Seeds the initial vectors and the shuffling of the non-zeros. With
-        ``engine="numba"`` results are exactly reproducible only with
-        ``n_jobs=1`` (lock-free threads race, as in ``glove.c``).
+        Seeds the initial vectors and the shuffling of the non-zeros. The
+        same value and the same ``n_jobs`` give bit-identical vectors with
+        the numba engine (see Notes).
     device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device, default="cpu"
         Where training runs.
     engine : {"auto", "numba", "torch"}, default="auto"
         ``"auto"``: the compiled numba kernel on the CPU, torch elsewhere;
         ``"torch"`` forces the batched torch engine also on the CPU.
     n_jobs : int or None, default=None
-        Threads of the numba kernel (lock-free) or of torch.
+        Threads of the numba kernel or of torch. ``None``: ``OMP_NUM_THREADS``
+        if set, else every core (:func:`skembed.base.resolve_n_jobs`). The
+        numba engine's result depends on the resolved number, so pass an int
+        to reproduce a result on another machine.
     callbacks : list of callable or None, default=None
-        Each is called after every epoch as ``callback(estimator, epoch,
-        loss)``; training stops when one returns ``True``.
-    verbose : bool, default=False
-        Show a progress bar over epochs.
+        Called after every epoch as ``callback(estimator, record)`` (see
+        :mod:`skembed.callbacks`), with ``history_``, ``wv_`` and ``bias_``
+        up to date; training stops when one returns ``True``.
+    verbose : int, default=0
+        0: silent; 1: a progress bar over epochs; 2: also a line per epoch.
     dtype : numpy dtype, default=numpy.float32
         Output dtype of ``transform``.
 
@@ -97,10 +115,14 @@ class GloVeTransformer(BaseWordEmbedder):
     wv_ : KeyedVectors
         Word vectors, shape (n_words, vector_size), float32, with word counts.
     vocabulary_ : dict of str to int
+    history_ : list of dict
+        One record per epoch (:func:`skembed.callbacks.make_record`):
+        ``epoch`` (1-based), ``loss`` (mean ``0.5 * f(X_ij) * (w_i . c_j + b_i
+        + b~_j - log X_ij)**2`` over the non-zeros, each computed before that
+        record's update, as ``glove.c`` reports it) and ``seconds``.
     loss_history_ : list of float
-        Mean ``0.5 * f(X_ij) * (w_i . c_j + b_i + b~_j - log X_ij)**2`` over
-        the non-zeros in each epoch (computed during the epoch, before each
-        record's update, as ``glove.c`` reports it).
+        ``[r["loss"] for r in history_]`` (read-only; kept for code written
+        against earlier versions).
     bias_ : numpy.ndarray of shape (n_words,), float32
         ``b + b~`` (``vectors="sum"``) or ``b`` (``"word"``).
     cooccurrence_ : scipy.sparse.csr_matrix of shape (n_words, n_words)
@@ -112,18 +134,20 @@ class GloVeTransformer(BaseWordEmbedder):
         and training.
     device_ : str
     engine_ : {"numba", "torch"}
+    n_threads_ : int
+        Resolved number of threads (``n_jobs``).
     idf_ : numpy.ndarray or None
     sif_component_ : numpy.ndarray or None
-    oov_rate_ : float
-        Fraction of unknown tokens in the last ``transform`` call.
 
     Raises
     ------
     ValueError
-        In ``fit``: empty corpus, empty vocabulary after ``min_count``, no two
-        vocabulary words within the window (empty co-occurrence matrix), a
-        NaN/inf loss (lower ``learning_rate``), ``engine="numba"`` on a
-        non-CPU device, or an unavailable ``device``.
+        In ``fit``, before any counting: ``engine="numba"`` on a non-CPU
+        device, an unavailable ``device``. After counting: empty corpus,
+        empty vocabulary after ``min_count``, no two vocabulary words within
+        the window (empty co-occurrence matrix).
+    skembed.exceptions.TrainingDivergedError
+        (a ``ValueError``) on a NaN/inf loss; lower ``learning_rate``.
 
     See Also
     --------
@@ -133,19 +157,31 @@ class GloVeTransformer(BaseWordEmbedder):
     Notes
     -----
     ``J = sum_{X_ij > 0} f(X_ij) (w_i . w~_j + b_i + b~_j - log X_ij)**2`` with
-    ``f(x) = min(1, (x / x_max)**alpha)``. Initial vectors and biases are
-    uniform in ``[-0.5, 0.5] / vector_size``; AdaGrad's squared-gradient
-    sums start at 1; each record's vector gradient components are clipped at
-    100, as in ``glove.c`` (GloVe 1.2+). The numba engine shuffles the
-    non-zeros once and runs lock-free threads over slices of them (as the C
-    tool's ``shuffle`` + ``glove``); the torch engine reshuffles every epoch
-    and applies summed minibatch gradients per row (see
-    :meth:`skembed.nn.glove.GloVeModel.adagrad_step`).
+    ``f(x) = min(1, (x / x_max)**weighting_exponent)``. Initial vectors and
+    biases are uniform in ``[-0.5, 0.5] / vector_size``; AdaGrad's
+    squared-gradient sums start at 1; each record's vector gradient
+    components are clipped at 100, as in ``glove.c`` (GloVe 1.2+).
+
+    The numba engine shuffles the non-zeros once, then splits the words into
+    ``T = n_jobs`` blocks and the non-zeros into ``T x T`` cells; each epoch
+    runs ``T`` rounds in which the ``T`` threads train cells that share no
+    word row and no context row (the stratified scheme of DSGD, Gemulla et
+    al. 2011). No two threads ever write the same parameters, so the result
+    does not depend on thread timing: the same ``random_state`` and
+    ``n_jobs`` give bit-identical vectors, at the speed of ``glove.c``'s
+    lock-free threads (measured on BBC News, see ``docs/glove.md``). The
+    torch engine reshuffles every epoch and applies summed minibatch
+    gradients per row (see :meth:`skembed.nn.glove.GloVeModel.adagrad_step`).
+
+    A ``fit`` that fails (divergence, a raising callback, an interrupt)
+    leaves the estimator as it was before that ``fit``.
 
     References
     ----------
     Pennington, Socher & Manning (2014), "GloVe: Global Vectors for Word
     Representation", EMNLP 2014: 1532-1543.
+    Gemulla, Nijkamp, Haas & Sismanis (2011), "Large-scale matrix
+    factorization with distributed stochastic gradient descent", KDD 2011.
 
     Examples
     --------
@@ -155,29 +191,28 @@ class GloVeTransformer(BaseWordEmbedder):
     ...                          random_state=0, n_jobs=1)
     >>> glove.fit_transform(docs).shape
     (3, 4)
-    >>> len(glove.loss_history_)
-    5
+    >>> [r["epoch"] for r in glove.history_]
+    [1, 2, 3, 4, 5]
     """
 
     _accepts_iterable_corpus = True
 
     _parameter_constraints: dict = {
         **BaseWordEmbedder._parameter_constraints,
+        **COMPUTE_PARAMETER_CONSTRAINTS,
         "vector_size": [Interval(Integral, 1, None, closed="left")],
         "window": [Interval(Integral, 1, None, closed="left")],
         "min_count": [Interval(Integral, 1, None, closed="left")],
         "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
         "x_max": [Interval(Real, 0, None, closed="neither")],
-        "alpha": [Interval(Real, 0, None, closed="left")],
+        "weighting_exponent": [Interval(Real, 0, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "vectors": [StrOptions({"sum", "word"})],
         "keep_cooccurrence": ["boolean"],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
-        "device": DEVICE_CONSTRAINT,
+        "sif_coefficient": [Interval(Real, 0, None, closed="neither")],
         "engine": [StrOptions({"auto", "numba", "torch"})],
-        "n_jobs": [Integral, None],
         "callbacks": [list, tuple, None],
         "verbose": ["verbose"],
     }
@@ -190,14 +225,14 @@ class GloVeTransformer(BaseWordEmbedder):
         min_count=5,
         max_vocab_size=None,
         x_max=100.0,
-        alpha=0.75,
+        weighting_exponent=0.75,
         learning_rate=0.05,
         epochs=25,
         vectors="sum",
         keep_cooccurrence=False,
         batch_size=16384,
         pooling="mean",
-        sif_alpha=1e-3,
+        sif_coefficient=1e-3,
         lowercase=True,
         token_pattern=DEFAULT_TOKEN_PATTERN,
         tokenizer=None,
@@ -208,7 +243,7 @@ class GloVeTransformer(BaseWordEmbedder):
         engine="auto",
         n_jobs=None,
         callbacks=None,
-        verbose=False,
+        verbose=0,
         dtype=np.float32,
     ):
         self.vector_size = vector_size
@@ -216,14 +251,14 @@ class GloVeTransformer(BaseWordEmbedder):
         self.min_count = min_count
         self.max_vocab_size = max_vocab_size
         self.x_max = x_max
-        self.alpha = alpha
+        self.weighting_exponent = weighting_exponent
         self.learning_rate = learning_rate
         self.epochs = epochs
         self.vectors = vectors
         self.keep_cooccurrence = keep_cooccurrence
         self.batch_size = batch_size
         self.pooling = pooling
-        self.sif_alpha = sif_alpha
+        self.sif_coefficient = sif_coefficient
         self.lowercase = lowercase
         self.token_pattern = token_pattern
         self.tokenizer = tokenizer
@@ -236,6 +271,43 @@ class GloVeTransformer(BaseWordEmbedder):
         self.callbacks = callbacks
         self.verbose = verbose
         self.dtype = dtype
+
+    @property
+    def loss_history_(self):
+        """Mean loss of each epoch, ``[r["loss"] for r in history_]`` (read-only)."""
+        return [r["loss"] for r in self.history_]
+
+    def fit(self, X, y=None):
+        """Count co-occurrences in ``X`` and train GloVe word vectors on them.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, or a re-iterable corpus
+            Raw documents, pre-tokenized ones, or a
+            :class:`~skembed.text.LineCorpus` (streamed, never materialised).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : GloVeTransformer
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            See the class docstring. A failed ``fit`` leaves the estimator
+            as it was before it.
+        """
+        with restore_on_failure(self):
+            return super().fit(X, y)
+
+    # ------------------------------------------------------------------ checks
+    def _resolve_compute(self):
+        """Resolve device, engine and threads: every check that needs no data, done first."""
+        self.device_ = resolve_device(self.device)
+        self.engine_ = resolve_engine(self.engine, self.device_, cpu_engine="numba")
+        self.n_threads_ = resolve_n_jobs(self.n_jobs)
 
     # ------------------------------------------------------------------ counting
     def _count(self, documents, analyzer):
@@ -262,7 +334,7 @@ class GloVeTransformer(BaseWordEmbedder):
         return {"X": X, "index_to_key": index_to_key, "counts": word_counts, "docs": doc_counts}
 
     def _fit_word_vectors(self, documents, analyzer):
-        self.device_ = resolve_device(self.device)
+        self._resolve_compute()
         t0 = time.perf_counter()
         counted = self._count(documents, analyzer)
         self.count_time_ = time.perf_counter() - t0
@@ -306,13 +378,7 @@ class GloVeTransformer(BaseWordEmbedder):
             self.cooccurrence_ = X
         elif hasattr(self, "cooccurrence_"):
             del self.cooccurrence_
-        use_torch = self.engine == "torch" or (self.engine == "auto" and self.device_ != "cpu")
-        if self.engine == "numba" and self.device_ != "cpu":
-            raise ValueError(
-                f"engine='numba' runs on the CPU only, but device={self.device!r}; use "
-                "engine='auto' or 'torch' for a torch device."
-            )
-        self.engine_ = "torch" if use_torch else "numba"
+        use_torch = self.engine_ == "torch"
         seed = seed_from_random_state(self.random_state)
         # records: (row, col, X_ij > 0) as int32/int32/float32 copies (shuffled in place)
         rows = np.repeat(np.arange(n_words, dtype=np.int32), np.diff(X.indptr))
@@ -323,24 +389,35 @@ class GloVeTransformer(BaseWordEmbedder):
             rows, cols, vals = rows[keep], cols[keep], vals[keep]
         del X
         self.n_cooccurrences_ = int(rows.shape[0])
-        self.loss_history_ = []
-        t0 = time.perf_counter()
-        with limit_threads(
-            self.n_jobs, modules=("torch",) if use_torch else ("numba",)
-        ) as n_threads:
+        self.history_ = []
+        # what _publish needs to refresh wv_ for callbacks (removed after training)
+        self._vocab = (index_to_key, word_counts)
+        t0 = self._epoch_end = time.perf_counter()
+        with limit_threads(self.n_threads_, modules=("torch",) if use_torch else ("numba",)):
             if use_torch:
                 W, C, bw, bc = self._train_torch(rows, cols, vals, n_words, seed)
             else:
-                W, C, bw, bc = self._train_numba(rows, cols, vals, n_words, seed, n_threads)
+                W, C, bw, bc = self._train_numba(rows, cols, vals, n_words, seed)
         self.train_time_ = time.perf_counter() - t0
+        del self._vocab, self._epoch_end
+        wv, self.bias_ = self._word_vectors(W, C, bw, bc, index_to_key, word_counts)
+        if not np.isfinite(wv.vectors).all():
+            raise self._diverged(len(self.history_), float("nan"))
+        return wv
+
+    def _word_vectors(self, W, C, bw, bc, index_to_key, word_counts):
+        """``(KeyedVectors, bias)`` of the trained matrices per ``vectors``."""
         if self.vectors == "sum":
             vectors, bias = W + C, bw + bc
         else:
-            vectors, bias = W, bw
-        if not np.isfinite(vectors).all():
-            raise self._nan_error(len(self.loss_history_))
-        self.bias_ = bias
-        return KeyedVectors(vectors, index_to_key, counts=word_counts)
+            vectors, bias = W.copy(), bw.copy()
+        return KeyedVectors(vectors, index_to_key, counts=word_counts), bias
+
+    def _publish(self, params):
+        """Make ``wv_``/``bias_`` reflect the parameters ``params()`` returns (for callbacks)."""
+        self.wv_, self.bias_ = self._word_vectors(*params(), *self._vocab)
+        self.vocabulary_ = self.wv_.key_to_index
+        self._n_features_out = self.wv_.vector_size
 
     def _init_params(self, n_words, seed):
         rng = np.random.default_rng(seed)
@@ -348,38 +425,59 @@ class GloVeTransformer(BaseWordEmbedder):
         draw = lambda *shape: (rng.random(shape, dtype=np.float32) - 0.5) / d  # noqa: E731
         return draw(n_words, d), draw(n_words, d), draw(n_words), draw(n_words)
 
-    def _nan_error(self, epoch):
-        return ValueError(
-            f"GloVe training diverged: the loss became NaN or infinite in epoch {epoch}. "
-            f"Lower learning_rate (currently {self.learning_rate}) or x_max."
+    def _diverged(self, epoch, loss):
+        return diverged(
+            self,
+            epoch=epoch,
+            loss=loss,
+            parameter="learning_rate",
+            value=self.learning_rate,
+            hint="A smaller x_max also helps.",
         )
 
-    def _end_epoch(self, epoch, total_cost, n_records, bar):
+    def _end_epoch(self, epoch, total_cost, n_records, bar, params=None, started=None):
+        """Record epoch ``epoch`` (0-based) and run the callbacks; return whether to stop.
+
+        ``params``, if given, is a callable returning ``(W, C, bw, bc)`` as
+        numpy arrays; ``wv_`` is refreshed from it before callbacks run.
+        ``started`` is ``time.perf_counter()`` at the start of the epoch
+        (default: the end of the previous epoch).
+        """
         loss = float(total_cost) / max(n_records, 1)
         if not np.isfinite(loss):
-            raise self._nan_error(epoch + 1)
-        self.loss_history_.append(loss)
-        bar.set_postfix(loss=f"{loss:.4g}")
-        bar.update(1)
+            raise self._diverged(epoch + 1, loss)
+        if started is None:
+            started = self._epoch_end
+        record = make_record(epoch + 1, loss, started)
+        self.history_.append(record)
+        report_epoch(bar, record, self.verbose)
         stop = False
-        for callback in self.callbacks or ():
-            stop = bool(callback(self, epoch, loss)) or stop
+        if self.callbacks:
+            if params is not None:
+                self._publish(params)
+            stop = run_callbacks(self.callbacks, self, record)
+        self._epoch_end = time.perf_counter()
         return stop
 
-    def _train_numba(self, rows, cols, vals, n_words, seed, n_threads):
-        from ..kernels.glove import glove_epoch, shuffle_records
+    def _train_numba(self, rows, cols, vals, n_words, seed):
+        from ..kernels.glove import block_records, blocked_schedule, glove_epoch, shuffle_records
 
         W, C, bw, bc = self._init_params(n_words, seed)
         gW, gC = np.ones_like(W), np.ones_like(C)
         gbw, gbc = np.ones_like(bw), np.ones_like(bc)
         shuffle_records(rows, cols, vals, seed)
-        n_threads = max(1, min(int(n_threads), rows.shape[0]))
+        n_blocks = max(1, min(self.n_threads_, n_words))
+        offsets = block_records(rows, cols, vals, n_blocks)
+        schedule = blocked_schedule(n_blocks)
         with progress(total=self.epochs, verbose=self.verbose, desc="GloVe", unit="epoch") as bar:
             for epoch in range(self.epochs):
+                started = time.perf_counter()
                 costs = glove_epoch(
                     rows,
                     cols,
                     vals,
+                    offsets,
+                    schedule,
                     W,
                     C,
                     bw,
@@ -389,12 +487,13 @@ class GloVeTransformer(BaseWordEmbedder):
                     gbw,
                     gbc,
                     float(self.x_max),
-                    float(self.alpha),
+                    float(self.weighting_exponent),
                     float(self.learning_rate),
                     GRAD_CLIP,
-                    n_threads,
                 )
-                if self._end_epoch(epoch, costs.sum(), rows.shape[0], bar):
+                total = float(np.sum(costs))
+                params = lambda: (W, C, bw, bc)  # noqa: E731
+                if self._end_epoch(epoch, total, rows.shape[0], bar, params, started):
                     break
         return W, C, bw, bc
 
@@ -415,7 +514,7 @@ class GloVeTransformer(BaseWordEmbedder):
         x = vals.astype(np.float64)
         log_x = torch.from_numpy(np.log(x).astype(np.float32)).to(device)
         f_x = torch.from_numpy(
-            np.minimum((x / self.x_max) ** self.alpha, 1.0).astype(np.float32)
+            np.minimum((x / self.x_max) ** self.weighting_exponent, 1.0).astype(np.float32)
         ).to(device)
         del x
         gen = torch_generator(seed, "cpu")
@@ -474,7 +573,10 @@ class GloVeTransformer(BaseWordEmbedder):
             If ``X`` is not ``(n_words, n_words)``, holds negative or
             non-finite values or no non-zero; if ``counts`` has the wrong
             length; if ``pooling`` is ``"tfidf"`` or ``"sif"`` (they need the
-            training documents; fit on documents instead); or on a NaN loss.
+            training documents; fit on documents instead).
+        skembed.exceptions.TrainingDivergedError
+            On a NaN loss (a ``ValueError``). A failed call leaves the
+            estimator as it was before it.
 
         Examples
         --------
@@ -498,14 +600,15 @@ class GloVeTransformer(BaseWordEmbedder):
                     f"counts has shape {counts.shape} but index_to_key has {len(index_to_key)} "
                     "words."
                 )
-        self.device_ = resolve_device(self.device)
-        self.count_time_ = 0.0
-        wv = self._train({"X": X, "index_to_key": index_to_key, "counts": counts})
-        self.wv_ = wv
-        self.vocabulary_ = wv.key_to_index
-        self._n_features_out = wv.vector_size
-        self.idf_ = None
-        self.sif_component_ = None
+        with restore_on_failure(self):
+            self._resolve_compute()
+            self.count_time_ = 0.0
+            wv = self._train({"X": X, "index_to_key": index_to_key, "counts": counts})
+            self.wv_ = wv
+            self.vocabulary_ = wv.key_to_index
+            self._n_features_out = wv.vector_size
+            self.idf_ = None
+            self.sif_component_ = None
         return self
 
     @classmethod

@@ -2,7 +2,7 @@
 
 Runs, in one session and on the same token streams:
 
-* skembed ``GloVeTransformer`` (vector_size 100, window 10, x_max 100, alpha 0.75,
+* skembed ``GloVeTransformer`` (vector_size 100, window 10, x_max 100, weighting_exponent 0.75,
   15 epochs, min_count 5, 2 threads; counting included), and
 * gensim ``Word2Vec`` skip-gram (vector_size 100, window 5, negative 5,
   min_count 5, 5 epochs, 2 workers),
@@ -109,7 +109,7 @@ def worker_glove(args):
         vector_size=100,
         window=10,
         x_max=100.0,
-        alpha=0.75,
+        weighting_exponent=0.75,
         epochs=args.epochs,
         min_count=5,
         n_jobs=args.threads,
@@ -118,9 +118,7 @@ def worker_glove(args):
     )
     est._validate_params()
     documents = est._check_documents(docs, allow_iterable=True)
-    from skembed.base import resolve_device
-
-    est.device_ = resolve_device(est.device)
+    est._resolve_compute()  # device, engine, threads: what fit checks before counting
     _reset_peak()
     t0 = time.perf_counter()
     counted = est._count(documents, est._analyzer())
@@ -274,7 +272,7 @@ def main(argv=None):
         return
 
     print(
-        f"GloVe: vector_size 100, window 10, x_max 100, alpha 0.75, {args.epochs} epochs, "
+        f"GloVe: vector_size 100, window 10, x_max 100, weighting_exponent 0.75, {args.epochs} epochs, "
         f"min_count 5, {args.threads} threads, engine={args.engine}\n"
         f"gensim Word2Vec skip-gram: vector_size 100, window 5, negative 5, min_count 5, "
         f"{args.w2v_epochs} epochs, {args.threads} workers\n"

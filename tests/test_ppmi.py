@@ -20,7 +20,7 @@ def test_ppmi_formula_on_hand_computed_counts():
                 continue
             pmi = math.log((C[i, j] / N) / ((C[i].sum() / N) * (col_alpha[j] / col_alpha.sum())))
             expected[i, j] = max(pmi - shift, 0.0)
-    got = ppmi_matrix(sp.csr_matrix(C), alpha=alpha, shift=shift)
+    got = ppmi_matrix(sp.csr_matrix(C), context_smoothing=alpha, shift=shift)
     np.testing.assert_allclose(got.toarray(), expected, rtol=1e-12)
     assert got.nnz == np.count_nonzero(expected)  # no explicit zeros kept
 
@@ -90,3 +90,27 @@ def test_errors():
         PPMIEmbedder(n_components=5).fit(["the cat sat", "the dog sat"])
     with pytest.raises(ValueError, match="co-occur"):
         PPMIEmbedder(n_components=1).fit(["cat", "dog", "bird"])
+
+
+def test_cpu_engine_on_other_device_fails_before_counting(monkeypatch):
+    import skembed.text.ppmi as ppmi_module
+
+    def no_counting(*args, **kwargs):
+        raise AssertionError("tokenized before checking the engine")
+
+    monkeypatch.setattr(ppmi_module, "resolve_device", lambda device: "cuda:0")
+    monkeypatch.setattr(ppmi_module, "tokenize", no_counting)
+    with pytest.raises(ValueError, match="engine='sklearn' runs on the CPU only"):
+        PPMIEmbedder(n_components=2, engine="sklearn", device="cuda").fit(["the cat sat"])
+
+
+def test_context_smoothing_changes_the_context_distribution():
+    C = sp.csr_matrix(np.array([[0, 4.0, 1.0], [4.0, 0, 1.0], [1.0, 1.0, 0]]))
+    plain = ppmi_matrix(C, context_smoothing=1.0).toarray()
+    smooth = ppmi_matrix(C, context_smoothing=0.5).toarray()
+    # smoothing raises the probability of rare contexts, lowering their PMI
+    N, row, col = 12.0, C.toarray().sum(1), C.toarray().sum(0)
+    p_c = np.sqrt(col) / np.sqrt(col).sum()
+    assert smooth[0, 2] == pytest.approx(max(np.log((1 / N) / (row[0] / N * p_c[2])), 0))
+    assert plain[0, 2] == pytest.approx(max(np.log((1 / N) / (row[0] / N * col[2] / N)), 0))
+    assert plain[0, 2] > 0 and smooth[0, 2] < plain[0, 2]

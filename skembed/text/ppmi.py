@@ -9,25 +9,31 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import randomized_svd, svd_flip
 
-from ..base import limit_threads, resolve_device, seed_from_random_state
+from ..base import (
+    COMPUTE_PARAMETER_CONSTRAINTS,
+    limit_threads,
+    resolve_device,
+    resolve_engine,
+    seed_from_random_state,
+)
 from ..keyedvectors import KeyedVectors
 from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary, count_words, encode, tokenize
-from ._base import DEVICE_CONSTRAINT, BaseWordEmbedder
+from ._base import BaseWordEmbedder
 from ._cooccurrence import cooccurrence_matrix
 from ._pooling import count_matrix
 from ._svd import torch_truncated_svd
 
 
-def ppmi_matrix(counts, alpha=0.75, shift=0.0):
+def ppmi_matrix(counts, context_smoothing=0.75, shift=0.0):
     """Positive (shifted) PMI with context-distribution smoothing.
 
     Parameters
     ----------
     counts : scipy.sparse matrix of shape (n_words, n_contexts)
         Word–context co-occurrence counts ``#(w, c)``.
-    alpha : float, default=0.75
-        Context-distribution smoothing exponent: ``P_alpha(c) = #(c)^alpha /
-        sum_c' #(c')^alpha``; ``1.0`` disables smoothing.
+    context_smoothing : float, default=0.75
+        Context-distribution smoothing exponent ``a`` (Levy et al.'s α):
+        ``P_a(c) = #(c)^a / sum_c' #(c')^a``; ``1.0`` disables smoothing.
     shift : float, default=0.0
         Subtracted from PMI before clipping at zero; ``log(k)`` gives the
         shifted PPMI that mirrors skip-gram with ``k`` negative samples.
@@ -35,7 +41,7 @@ def ppmi_matrix(counts, alpha=0.75, shift=0.0):
     Returns
     -------
     ppmi : scipy.sparse.csr_matrix of shape (n_words, n_contexts), float64
-        ``max(log(P(w, c) / (P(w) P_alpha(c))) - shift, 0)`` on the non-zero
+        ``max(log(P(w, c) / (P(w) P_a(c))) - shift, 0)`` on the non-zero
         counts, with ``P(w, c) = #(w, c) / N``, ``P(w) = #(w) / N``,
         ``N = sum #(w, c)``; explicit zeros removed.
 
@@ -43,6 +49,15 @@ def ppmi_matrix(counts, alpha=0.75, shift=0.0):
     ----------
     Levy, Goldberg & Dagan (2015), "Improving Distributional Similarity with
     Lessons Learned from Word Embeddings", TACL 3.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> counts = sp.csr_matrix(np.array([[0, 2.0], [2.0, 1.0]]))  # N = 5
+    >>> # PMI(0, 1) = log((2/5) / ((2/5) (3/5))); PMI(1, 1) = log((1/5) / (3/5)^2) < 0
+    >>> ppmi_matrix(counts, context_smoothing=1.0).toarray().round(3)  # log(5/3) = 0.511
+    array([[0.   , 0.511],
+           [0.511, 0.   ]])
     """
     C = sp.csr_matrix(counts, dtype=np.float64)
     total = C.sum()
@@ -50,8 +65,8 @@ def ppmi_matrix(counts, alpha=0.75, shift=0.0):
         raise ValueError("The co-occurrence matrix is empty: no word has a context in the window.")
     row = np.asarray(C.sum(axis=1)).ravel()
     col = np.asarray(C.sum(axis=0)).ravel()
-    col_alpha = col**alpha
-    p_c = col_alpha / col_alpha.sum()
+    col_smoothed = col**context_smoothing
+    p_c = col_smoothed / col_smoothed.sum()
     p_w = row / total
     coo = C.tocoo()
     pmi = np.log(coo.data / total) - np.log(p_w[coo.row]) - np.log(p_c[coo.col]) - shift
@@ -79,8 +94,9 @@ class PPMIEmbedder(BaseWordEmbedder):
         Weight of a context at distance ``d``: 1 (``"uniform"``),
         ``(window - d + 1) / window`` (``"linear"``, word2vec's dynamic
         window in expectation) or ``1 / d`` (``"harmonic"``, GloVe's).
-    alpha : float, default=0.75
-        Context-distribution smoothing exponent (1.0 disables it).
+    context_smoothing : float, default=0.75
+        Context-distribution smoothing exponent (Levy et al.'s α; 1.0
+        disables it; called ``alpha`` before skembed 0.2).
     shift : float, default=0.0
         Subtracted from PMI before clipping (``log(k)`` for SGNS-like SPPMI).
     eig : float, default=0.5
@@ -91,7 +107,7 @@ class PPMIEmbedder(BaseWordEmbedder):
         Keep only the most frequent words.
     pooling : {"mean", "sum", "max", "tfidf", "sif"}, default="mean"
         Word vectors → document vector (see :func:`skembed.text._pooling.pool`).
-    sif_alpha : float, default=1e-3
+    sif_coefficient : float, default=1e-3
         The ``a`` of SIF weights ``a / (a + p(w))``.
     lowercase, token_pattern, tokenizer
         Tokenization of ``str`` documents (scikit-learn's analyzer).
@@ -106,7 +122,9 @@ class PPMIEmbedder(BaseWordEmbedder):
     engine : {"auto", "sklearn", "torch"}, default="auto"
         ``"torch"`` forces the torch SVD also on the CPU.
     n_jobs : int or None, default=None
-        Threads for BLAS/torch during fit and transform.
+        Threads for BLAS/torch during fit and transform. ``None``:
+        ``OMP_NUM_THREADS`` if set, else every core
+        (:func:`skembed.base.resolve_n_jobs`).
     dtype : numpy dtype, default=numpy.float32
         Output dtype.
 
@@ -120,19 +138,20 @@ class PPMIEmbedder(BaseWordEmbedder):
         IDF of the training documents (``pooling="tfidf"``/``"sif"``).
     sif_component_ : numpy.ndarray or None
     device_ : str
-    oov_rate_ : float
-        Fraction of unknown tokens in the last ``transform`` call.
+    engine_ : {"sklearn", "torch"}
 
     Raises
     ------
     ValueError
-        In ``fit``: empty corpus, empty vocabulary after ``min_count`` (use a
+        In ``fit``, before any counting: ``engine="sklearn"`` on a non-CPU
+        device or an unavailable ``device``. After counting: empty corpus, empty vocabulary after ``min_count`` (use a
         lower ``min_count``), no co-occurrence in the window, or
         ``n_components`` not smaller than the vocabulary size.
 
     Notes
     -----
-    ``PPMI(w, c) = max(log(#(w,c) N / (#(w) N P_alpha(c) N)) - shift, 0)``;
+    ``PPMI(w, c) = max(log(#(w,c) N / (#(w) N P_a(c) N)) - shift, 0)``
+    with ``a = context_smoothing``;
     see :func:`ppmi_matrix`.
 
     References
@@ -150,19 +169,18 @@ class PPMIEmbedder(BaseWordEmbedder):
 
     _parameter_constraints: dict = {
         **BaseWordEmbedder._parameter_constraints,
+        **COMPUTE_PARAMETER_CONSTRAINTS,
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "window": [Interval(Integral, 1, None, closed="left")],
         "dynamic_window": [StrOptions({"uniform", "linear", "harmonic"})],
-        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "context_smoothing": [Interval(Real, 0, None, closed="neither")],
         "shift": [Interval(Real, 0, None, closed="left")],
         "eig": [Interval(Real, None, None, closed="neither")],
         "min_count": [Interval(Integral, 1, None, closed="left")],
         "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
         "n_iter": [Interval(Integral, 0, None, closed="left")],
-        "random_state": ["random_state"],
-        "device": DEVICE_CONSTRAINT,
+        "sif_coefficient": [Interval(Real, 0, None, closed="neither")],
         "engine": [StrOptions({"auto", "sklearn", "torch"})],
-        "n_jobs": [Integral, None],
     }
 
     def __init__(
@@ -171,13 +189,13 @@ class PPMIEmbedder(BaseWordEmbedder):
         *,
         window=5,
         dynamic_window="uniform",
-        alpha=0.75,
+        context_smoothing=0.75,
         shift=0.0,
         eig=0.5,
         min_count=1,
         max_vocab_size=None,
         pooling="mean",
-        sif_alpha=1e-3,
+        sif_coefficient=1e-3,
         lowercase=True,
         token_pattern=DEFAULT_TOKEN_PATTERN,
         tokenizer=None,
@@ -193,13 +211,13 @@ class PPMIEmbedder(BaseWordEmbedder):
         self.n_components = n_components
         self.window = window
         self.dynamic_window = dynamic_window
-        self.alpha = alpha
+        self.context_smoothing = context_smoothing
         self.shift = shift
         self.eig = eig
         self.min_count = min_count
         self.max_vocab_size = max_vocab_size
         self.pooling = pooling
-        self.sif_alpha = sif_alpha
+        self.sif_coefficient = sif_coefficient
         self.lowercase = lowercase
         self.token_pattern = token_pattern
         self.tokenizer = tokenizer
@@ -214,6 +232,7 @@ class PPMIEmbedder(BaseWordEmbedder):
 
     def _fit_word_vectors(self, documents, analyzer):
         self.device_ = resolve_device(self.device)
+        self.engine_ = resolve_engine(self.engine, self.device_, cpu_engine="sklearn")
         token_lists = tokenize(documents, analyzer)
         index_to_key, word_counts = build_vocabulary(
             count_words(token_lists), self.min_count, self.max_vocab_size
@@ -234,14 +253,13 @@ class PPMIEmbedder(BaseWordEmbedder):
                 "No two vocabulary words co-occur within the window: the co-occurrence matrix is "
                 "empty. Use longer documents, a larger window or a lower min_count."
             )
-        ppmi = ppmi_matrix(cooc, alpha=self.alpha, shift=self.shift)
+        ppmi = ppmi_matrix(cooc, context_smoothing=self.context_smoothing, shift=self.shift)
         if ppmi.nnz == 0:
             raise ValueError(
                 f"The PPMI matrix is empty after shift={self.shift}; use a smaller shift."
             )
-        use_torch = self.engine == "torch" or (self.engine == "auto" and self.device_ != "cpu")
         with limit_threads(self.n_jobs):
-            if use_torch:
+            if self.engine_ == "torch":
                 U, S, _ = torch_truncated_svd(
                     ppmi,
                     self.n_components,

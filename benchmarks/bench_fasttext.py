@@ -42,7 +42,7 @@ def _load_corpus(name, path, max_tokens):
     elif name == "tiny":
         docs = [t.split() for t in TINY]
     else:
-        from skembed.text._analyzer import LineCorpus
+        from skembed.text import LineCorpus
 
         docs, n = [], 0
         for toks in LineCorpus(path, max_document_length=10_000):

@@ -71,7 +71,7 @@ def worker(args):
     out = {"n_tokens": n_tokens}
     if spec["tool"] == "skembed":
         import skembed.kernels.word2vec  # noqa: F401  (import numba outside the timing, as gensim)
-        from skembed.text._analyzer import LineCorpus
+        from skembed.text import LineCorpus
         from skembed.text.word2vec import Word2VecTransformer
 
         data = LineCorpus(corpus) if isinstance(corpus, str) else corpus

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import CountVectorizer
 
-from skembed.text._analyzer import LineCorpus, build_analyzer, build_vocabulary, count_words, encode
+from skembed.text._analyzer import build_analyzer, build_vocabulary, count_words, encode
+from skembed.text.corpus import LineCorpus
 
 
 def test_analyzer_equals_sklearn_on_strings():

@@ -5,11 +5,11 @@ import pytest
 
 from skembed.kernels import _sampling as S
 from skembed.kernels.word2vec import (
+    KernelConfig,
     cbow_windows,
     prepare_chunk,
     skipgram_pairs,
     train_chunk,
-    train_chunk_shared,
 )
 
 SIG, LOGSIG = S.sigmoid_tables()
@@ -59,7 +59,7 @@ def _run(
     sub=(None, None),
     alpha=0.1,
     window=1,
-    kernel=train_chunk,
+    shared=False,
 ):
     n_words = syn1neg.shape[0]
     # degenerate alias table: every negative sample is the last word
@@ -68,29 +68,25 @@ def _run(
     codes, points, lengths = huff if huff is not None else _tables(n_words)
     if syn1 is None:
         syn1 = np.zeros((0, syn0.shape[1]), np.float32)
-    return kernel(
-        syn0,
-        syn1neg,
-        syn1,
-        np.asarray(ids, np.int32),
-        np.asarray(offsets, np.int64),
-        sub[0],
-        sub[1],
-        neg_prob,
-        neg_alias,
-        codes,
-        points,
-        lengths,
-        SIG,
-        LOGSIG,
-        sg,
-        hs,
-        negative,
-        window,
-        alpha,
-        alpha,
-        0,
-        1,
+    config = KernelConfig(
+        sg=sg,
+        hs=hs,
+        negative=negative,
+        window=window,
+        shared_negatives=shared,
+        neg_prob=neg_prob,
+        neg_alias=neg_alias,
+        codes=codes,
+        points=points,
+        code_lengths=lengths,
+        sigmoid=SIG,
+        log_sigmoid=LOGSIG,
+        sub_indptr=sub[0],
+        sub_indices=sub[1],
+    )
+    ids = np.asarray(ids, np.int32)
+    return train_chunk(
+        syn0, syn1neg, syn1, ids, np.asarray(offsets, np.int64), config, alpha, alpha, 0, 1
     )
 
 
@@ -274,7 +270,7 @@ def test_shared_negatives_window_step_matches_reference():
     syn0 = _vectors(5, dim)
     syn1neg = _vectors(5, dim, seed=6)
     ref0, ref1 = syn0.copy(), syn1neg.copy()
-    stats = _run(syn0, syn1neg, [0, 1, 2, 3], [0, 4], sg=True, kernel=train_chunk_shared)
+    stats = _run(syn0, syn1neg, [0, 1, 2, 3], [0, 4], sg=True, shared=True)
     for p, ctx in [(0, [1]), (1, [0, 2]), (2, [1, 3]), (3, [2])]:
         outs, labels = [p, 4], [1.0, 0.0]
         L = ref0[ctx].copy()
@@ -297,8 +293,8 @@ def test_shared_negatives_identity_csr_equals_plain():
     ids, offsets = [0, 1, 2, 1, 3], [0, 5]
     a0, a1 = _vectors(4, 4), _vectors(4, 4, seed=1)
     b0, b1 = a0.copy(), a1.copy()
-    _run(a0, a1, ids, offsets, sg=True, kernel=train_chunk_shared, window=2)
+    _run(a0, a1, ids, offsets, sg=True, shared=True, window=2)
     ident = (np.arange(5, dtype=np.int64), np.arange(4, dtype=np.int32))
-    _run(b0, b1, ids, offsets, sg=True, kernel=train_chunk_shared, window=2, sub=ident)
+    _run(b0, b1, ids, offsets, sg=True, shared=True, window=2, sub=ident)
     np.testing.assert_array_equal(a0, b0)
     np.testing.assert_array_equal(a1, b1)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from skembed.evaluation import word_similarity
-from skembed.text._analyzer import LineCorpus
+from skembed.text import LineCorpus
 from skembed.text.word2vec import Word2VecTransformer
 
 
@@ -90,7 +90,7 @@ def test_bit_reproducible_with_one_thread(lee_lines):
 
 
 def test_line_corpus_streams_in_chunks_and_matches_list(lee_lines, tmp_path, monkeypatch):
-    import skembed.text.word2vec as mod
+    import skembed.text._word2vec_training as mod
 
     path = tmp_path / "lee.txt"
     path.write_text("\n".join(" ".join(doc) for doc in lee_lines) + "\n", encoding="utf-8")
@@ -128,7 +128,9 @@ def test_torch_engine_matches_numba_engine(lee_lines):
 
 
 def test_divergence_raises_clear_error(lee_lines):
-    with pytest.raises(ValueError, match="diverged.*smaller learning rate"):
+    from skembed.exceptions import TrainingDivergedError
+
+    with pytest.raises(TrainingDivergedError, match="diverged.*Lower alpha"):
         small(alpha=1e30, epochs=1).fit(lee_lines)
 
 
@@ -155,20 +157,21 @@ def test_warm_start_continues_with_existing_vocabulary(lee_lines):
     assert first.vocabulary_ == vocab  # new words are ignored
     assert "zzzunseenword" not in first.wv_
     assert not np.array_equal(before, first.wv_.vectors)
-    assert len(first.loss_history_) == 2
+    # the history continues across warm-start fits
+    assert [r["epoch"] for r in first.history_] == [1, 2, 3, 4]
 
 
 def test_callbacks_every_epoch_and_early_stopping(lee_lines):
     seen = []
 
-    def record(est, epoch):
-        seen.append((epoch, len(est.loss_history_), est.wv_.vector_size))
+    def record(est, rec):
+        seen.append((rec["epoch"], len(est.history_), est.wv_.vector_size))
 
     model = small(callbacks=[record], epochs=3).fit(lee_lines)
-    assert seen == [(0, 1, 32), (1, 2, 32), (2, 3, 32)]
+    assert seen == [(1, 1, 32), (2, 2, 32), (3, 3, 32)]
     assert len(model.loss_history_) == 3
 
-    stop = small(callbacks=[lambda est, epoch: epoch == 1], epochs=5).fit(lee_lines)
+    stop = small(callbacks=[lambda est, rec: rec["epoch"] == 2], epochs=5).fit(lee_lines)
     assert len(stop.loss_history_) == 2
 
 

@@ -10,7 +10,8 @@ corpus *chunks*, so memory does not grow with the corpus:
 2. :func:`train_chunk` trains on the kept tokens with Hogwild (lock-free)
    updates, one contiguous slice of documents per thread (``prange``).
 
-Stable signature of :func:`train_chunk` (the FastText estimator relies on it)::
+Signature of :func:`train_chunk` (both estimators call it through
+:class:`skembed.text._word2vec_training.NumbaEngine`)::
 
     stats = train_chunk(
         syn0,          # float32 (n_rows, dim)   input vectors, updated in place
@@ -18,19 +19,7 @@ Stable signature of :func:`train_chunk` (the FastText estimator relies on it)::
         syn1,          # float32 (n_words - 1, dim) inner-node vectors (HS)
         ids,           # int32   (n_tokens,)     vocabulary ids of the chunk (after subsampling)
         offsets,       # int64   (n_docs + 1,)   document d is ids[offsets[d]:offsets[d+1]]
-        sub_indptr,    # None, or int64 (n_words + 1,) CSR of the input rows of each word
-        sub_indices,   # None, or int32 (nnz,)   rows of syn0 (FastText: word row + n-gram rows)
-        neg_prob,      # float32 (n_words,)      alias table, see _sampling.alias_table
-        neg_alias,     # int32   (n_words,)
-        codes,         # uint8   (n_words, L)    Huffman codes, see _sampling.huffman_tree
-        points,        # int32   (n_words, L)
-        code_lengths,  # int32   (n_words,)
-        sigmoid,       # float32 (EXP_TABLE_SIZE,) see _sampling.sigmoid_tables
-        log_sigmoid,   # float32 (EXP_TABLE_SIZE,)
-        sg,            # bool: skip-gram (True) or CBOW (False)
-        hs,            # bool: hierarchical softmax on/off
-        negative,      # int >= 0: negative samples per positive example
-        window,        # int >= 1: maximum window (effective window drawn in 1..window)
+        config,        # KernelConfig: the settings and vocabulary-sized tables of the fit
         alpha_start,   # float: learning rate at the chunk's first token
         alpha_end,     # float: learning rate at its last token (linear in between)
         seed,          # int: seed of the per-thread LCGs
@@ -64,20 +53,74 @@ in well under a second.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
 from ._sampling import EXP_TABLE_SIZE, MAX_EXP
 
 __all__ = [
+    "KernelConfig",
     "prepare_chunk",
     "train_chunk",
-    "train_chunk_shared",
     "train_part",
     "train_part_shared",
     "skipgram_pairs",
     "cbow_windows",
 ]
+
+
+class KernelConfig(NamedTuple):
+    """Settings and vocabulary-sized tables of one fit, passed to :func:`train_chunk` as one value.
+
+    Built once per ``fit`` (``skembed.text._word2vec_training.kernel_config``);
+    numba compiles one specialisation per field type, so ``sub_indptr=None``
+    (Word2Vec) and a CSR (FastText) are two variants.
+
+    Attributes
+    ----------
+    sg : bool
+        Skip-gram (True) or CBOW (False).
+    hs : bool
+        Hierarchical softmax on/off.
+    negative : int
+        Negative samples per positive example (0: none).
+    window : int
+        Maximum window; the effective window is drawn in ``1..window``.
+    shared_negatives : bool
+        Skip-gram with negative sampling only: one draw of negatives per
+        window (:func:`train_part_shared`).
+    neg_prob : numpy.ndarray of shape (n_words,), float32
+    neg_alias : numpy.ndarray of shape (n_words,), int32
+        Alias table of the noise distribution (``_sampling.alias_table``).
+    codes : numpy.ndarray of shape (n_words, L), uint8
+    points : numpy.ndarray of shape (n_words, L), int32
+    code_lengths : numpy.ndarray of shape (n_words,), int32
+        Huffman tree (``_sampling.huffman_tree``); one dummy column without HS.
+    sigmoid, log_sigmoid : numpy.ndarray of shape (EXP_TABLE_SIZE,), float32
+        ``_sampling.sigmoid_tables``.
+    sub_indptr : None or numpy.ndarray of shape (n_words + 1,), int64
+    sub_indices : None or numpy.ndarray of shape (nnz,), int32
+        CSR of the input rows of each word (FastText: its own row, then its
+        n-gram bucket rows); ``None``: word ``w`` is row ``w``.
+    """
+
+    sg: bool
+    hs: bool
+    negative: int
+    window: int
+    shared_negatives: bool
+    neg_prob: np.ndarray
+    neg_alias: np.ndarray
+    codes: np.ndarray
+    points: np.ndarray
+    code_lengths: np.ndarray
+    sigmoid: np.ndarray
+    log_sigmoid: np.ndarray
+    sub_indptr: object = None
+    sub_indices: object = None
+
 
 # fast-math without 'nnan'/'ninf': NaN/inf checks must survive (divergence detection)
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
@@ -280,8 +323,8 @@ def train_part(
 ):
     """Train on documents ``doc_start .. doc_end - 1`` of a chunk (one thread's slice).
 
-    Same parameters as :func:`train_chunk` (minus ``seed``/``n_parts``) plus
-    the slice bounds and the LCG ``state``. Returns ``(loss, n_examples, nan)``.
+    The fields of :class:`KernelConfig` unpacked, the slice bounds, the
+    chunk's learning-rate range and the LCG ``state``. Returns ``(loss, n_examples, nan)``.
     """
     dim = syn0.shape[1]
     neu1 = np.zeros(dim, dtype=np.float32)
@@ -440,76 +483,6 @@ def _part_bounds(offsets, n_parts):
     return bounds
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def train_chunk(
-    syn0,
-    syn1neg,
-    syn1,
-    ids,
-    offsets,
-    sub_indptr,
-    sub_indices,
-    neg_prob,
-    neg_alias,
-    codes,
-    points,
-    code_lengths,
-    sigmoid,
-    log_sigmoid,
-    sg,
-    hs,
-    negative,
-    window,
-    alpha_start,
-    alpha_end,
-    seed,
-    n_parts,
-):
-    """Train on one corpus chunk, one contiguous slice of documents per thread.
-
-    See the module docstring for the parameters. Returns ``stats``, float64
-    of shape (n_parts, 3): summed loss, number of examples (skip-gram: pairs,
-    CBOW: centre words) and a NaN flag per slice.
-    """
-    stats = np.zeros((n_parts, 3), dtype=np.float64)
-    bounds = _part_bounds(offsets, n_parts)
-    for t in prange(n_parts):
-        d0 = bounds[t]
-        d1 = bounds[t + 1]
-        # slices run side by side, so each decays over the chunk's whole span
-        a0 = alpha_start
-        a1 = alpha_end
-        loss, nex, bad = train_part(
-            syn0,
-            syn1neg,
-            syn1,
-            ids,
-            offsets,
-            d0,
-            d1,
-            sub_indptr,
-            sub_indices,
-            neg_prob,
-            neg_alias,
-            codes,
-            points,
-            code_lengths,
-            sigmoid,
-            log_sigmoid,
-            sg,
-            hs,
-            negative,
-            window,
-            a0,
-            a1,
-            _seed_state(seed, t),
-        )
-        stats[t, 0] = loss
-        stats[t, 1] = nex
-        stats[t, 2] = 1.0 if bad else 0.0
-    return stats
-
-
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def train_part_shared(
     syn0,
@@ -658,58 +631,65 @@ def train_part_shared(
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def train_chunk_shared(
-    syn0,
-    syn1neg,
-    syn1,
-    ids,
-    offsets,
-    sub_indptr,
-    sub_indices,
-    neg_prob,
-    neg_alias,
-    codes,
-    points,
-    code_lengths,
-    sigmoid,
-    log_sigmoid,
-    sg,
-    hs,
-    negative,
-    window,
-    alpha_start,
-    alpha_end,
-    seed,
-    n_parts,
-):
-    """:func:`train_chunk` for skip-gram with negatives shared per window (Ji et al. 2016).
+def train_chunk(syn0, syn1neg, syn1, ids, offsets, config, alpha_start, alpha_end, seed, n_parts):
+    """Train on one corpus chunk, one contiguous slice of documents per thread.
 
-    Same signature and return value as :func:`train_chunk`; ``syn1``,
-    ``codes``, ``points``, ``code_lengths``, ``sg`` and ``hs`` are ignored
-    (skip-gram with negative sampling only; ``negative`` must be > 0).
+    See the module docstring for the parameters. Returns ``stats``, float64
+    of shape (n_parts, 3): summed loss, number of examples (skip-gram: pairs,
+    CBOW: centre words) and a NaN flag per slice.
     """
+    c = config
+    shared = c.shared_negatives and c.sg and not c.hs and c.negative > 0
     stats = np.zeros((n_parts, 3), dtype=np.float64)
     bounds = _part_bounds(offsets, n_parts)
     for t in prange(n_parts):
-        loss, nex, bad = train_part_shared(
-            syn0,
-            syn1neg,
-            ids,
-            offsets,
-            bounds[t],
-            bounds[t + 1],
-            sub_indptr,
-            sub_indices,
-            neg_prob,
-            neg_alias,
-            sigmoid,
-            log_sigmoid,
-            negative,
-            window,
-            alpha_start,
-            alpha_end,
-            _seed_state(seed, t),
-        )
+        # slices run side by side, so each decays over the chunk's whole span
+        if shared:
+            loss, nex, bad = train_part_shared(
+                syn0,
+                syn1neg,
+                ids,
+                offsets,
+                bounds[t],
+                bounds[t + 1],
+                c.sub_indptr,
+                c.sub_indices,
+                c.neg_prob,
+                c.neg_alias,
+                c.sigmoid,
+                c.log_sigmoid,
+                c.negative,
+                c.window,
+                alpha_start,
+                alpha_end,
+                _seed_state(seed, t),
+            )
+        else:
+            loss, nex, bad = train_part(
+                syn0,
+                syn1neg,
+                syn1,
+                ids,
+                offsets,
+                bounds[t],
+                bounds[t + 1],
+                c.sub_indptr,
+                c.sub_indices,
+                c.neg_prob,
+                c.neg_alias,
+                c.codes,
+                c.points,
+                c.code_lengths,
+                c.sigmoid,
+                c.log_sigmoid,
+                c.sg,
+                c.hs,
+                c.negative,
+                c.window,
+                alpha_start,
+                alpha_end,
+                _seed_state(seed, t),
+            )
         stats[t, 0] = loss
         stats[t, 1] = nex
         stats[t, 2] = 1.0 if bad else 0.0

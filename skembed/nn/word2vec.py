@@ -1,19 +1,25 @@
-"""Torch module of the word2vec torch engine (skip-gram / CBOW; negative sampling / HS).
+"""Torch module of the word2vec family's torch engine (skip-gram / CBOW; negative sampling / HS).
 
-No scikit-learn here. The estimator (:class:`skembed.text.word2vec.Word2VecTransformer`)
-builds the batches (with the numba helpers ``skipgram_pairs``/``cbow_windows``
-of :mod:`skembed.kernels.word2vec`) and calls :meth:`Word2VecNet.sgd_step`.
+No scikit-learn here. The engine (:class:`skembed.text._word2vec_training.TorchEngine`,
+used by Word2Vec and FastText) builds the batches with the numba helpers
+``skipgram_pairs``/``cbow_windows`` of :mod:`skembed.kernels.word2vec` and
+calls :meth:`Word2VecNet.hidden`, :meth:`Word2VecNet.output_step` and
+:meth:`Word2VecNet.apply_input`.
 
-The update is word2vec's plain SGD done a batch at a time: for each example
-the binary logistic losses of its output rows (the positive target and
-negatives, or the Huffman path nodes) give the error ``g = (label -
-sigmoid(f)) * lr``; the input side receives ``sum_j g_j * out_j`` and each
-output row ``g_j * input``, accumulated with ``index_put_(accumulate=True)``
-(a row repeated in the batch gets the sum of its updates, as consecutive
-lock-free updates would; batches must therefore stay small enough that
-frequent words do not overshoot -- measured: CBOW at ``lr=0.05`` diverges with
-4096 windows per batch and matches the numba kernel's loss with 512). No
-autograd graph is built, so memory is that of the batch.
+The input of an example is the mean of a *bag* of input rows: one row
+(skip-gram Word2Vec), the context rows (CBOW), and in FastText each word's
+own row plus its character n-gram rows. The update is word2vec's plain SGD
+done a batch at a time: for each example the binary logistic losses of its
+output rows (the positive target and negatives, or the Huffman path nodes)
+give the error ``g = (label - sigmoid(f)) * lr``; every row of the input bag
+receives ``sum_j g_j * out_j`` in full (word2vec.c's CBOW and Facebook
+fastText's unsupervised update) and each output row ``g_j * input``,
+accumulated with ``index_add_`` (a row repeated in the batch gets the sum of
+its updates, as consecutive lock-free updates would; batches must therefore
+stay small enough that frequent words do not overshoot -- measured: CBOW at
+``lr=0.05`` diverges with 4096 windows per batch and matches the numba
+kernel's loss with 512). No autograd graph is built, so memory is that of
+the batch.
 """
 
 from __future__ import annotations
@@ -49,34 +55,35 @@ class Word2VecNet(nn.Module):
         self.syn1neg = None if syn1neg is None else nn.Parameter(syn1neg, requires_grad=False)
         self.syn1 = None if syn1 is None else nn.Parameter(syn1, requires_grad=False)
 
-    def input_vectors(self, inputs):
-        """Input vectors of a batch.
+    def hidden(self, rows, offsets, sizes):
+        """Mean input vector of each bag.
 
         Parameters
         ----------
-        inputs : torch.LongTensor of shape (B,) (skip-gram) or (B, C) (CBOW, ``-1`` padded)
+        rows : torch.LongTensor of shape (n_rows_in_batch,)
+            Input rows of all bags, concatenated.
+        offsets : torch.LongTensor of shape (B,)
+            Start of each bag in ``rows``.
+        sizes : torch.LongTensor of shape (B,)
+            Rows of each bag (>= 1).
 
         Returns
         -------
-        l1 : torch.Tensor of shape (B, dim)
-            The word's vector, or the mean of the context vectors.
+        h : torch.Tensor of shape (B, dim)
         """
-        if inputs.dim() == 1:
-            return self.syn0[inputs]
-        mask = inputs >= 0
-        rows = self.syn0[inputs.clamp(min=0)] * mask.unsqueeze(-1)
-        return rows.sum(1) / mask.sum(1, keepdim=True).clamp(min=1)
+        if rows.shape[0] == sizes.shape[0]:  # one row per bag (skip-gram Word2Vec)
+            return self.syn0[rows]
+        total = F.embedding_bag(rows, self.syn0, offsets, mode="sum")
+        return total / sizes[:, None].to(total.dtype)
 
     @torch.no_grad()
-    def sgd_step(self, inputs, l1, out, out_idx, labels, mask, lr):
-        """One batched SGD step on binary logistic examples; returns the summed loss.
+    def output_step(self, l1, out, out_idx, labels, mask, lr):
+        """One batched SGD step of an output layer on binary logistic examples.
 
         Parameters
         ----------
-        inputs : torch.LongTensor of shape (B,) or (B, C)
-            Input word ids (``-1`` padding in CBOW), receiving the input gradient.
         l1 : torch.Tensor of shape (B, dim)
-            Their input vectors (:meth:`input_vectors`).
+            Input vectors of the examples (:meth:`hidden`).
         out : torch.Tensor of shape (n_out, dim)
             The output matrix (``syn1neg`` or ``syn1``), updated in place.
         out_idx : torch.LongTensor of shape (B, M)
@@ -94,6 +101,11 @@ class Word2VecNet(nn.Module):
             ``sum(mask * -log sigmoid(±f))``.
         grad_in : torch.Tensor of shape (B, dim)
             Input-side update (already scaled by ``lr``), to add with :meth:`apply_input`.
+
+        Notes
+        -----
+        ``out[out_idx]`` is updated in place before the input side: the input
+        gradient uses the output rows as they were before the step.
         """
         w = out[out_idx]  # (B, M, d)
         f = torch.bmm(w, l1.unsqueeze(-1)).squeeze(-1)  # (B, M)
@@ -107,12 +119,15 @@ class Word2VecNet(nn.Module):
         return loss, grad_in
 
     @torch.no_grad()
-    def apply_input(self, inputs, grad_in):
-        """Add the input-side update to the input rows (to each context row in CBOW)."""
-        if inputs.dim() == 1:
-            idx, rows = inputs, grad_in
-        else:
-            mask = inputs >= 0
-            idx = inputs[mask]
-            rows = grad_in.unsqueeze(1).expand(-1, inputs.shape[1], -1)[mask]
-        self.syn0.index_put_((idx,), rows, accumulate=True)
+    def apply_input(self, rows, sizes, grad_h):
+        """Add each bag's input-side update, in full, to every row of the bag.
+
+        Parameters
+        ----------
+        rows : torch.LongTensor of shape (n_rows_in_batch,)
+        sizes : torch.LongTensor of shape (B,)
+        grad_h : torch.Tensor of shape (B, dim)
+        """
+        if rows.shape[0] != sizes.shape[0]:
+            grad_h = torch.repeat_interleave(grad_h, sizes, dim=0)
+        self.syn0.index_add_(0, rows, grad_h)

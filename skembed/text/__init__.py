@@ -1,7 +1,7 @@
 """Text embedders: documents → dense vectors. Torch is imported only by the estimators that need it, in ``fit``."""
 
-from ._analyzer import LineCorpus
 from .bert import BertPooledEmbedder
+from .corpus import LineCorpus
 from .fasttext import FastTextKeyedVectors, FastTextTransformer
 from .glove import GloVeTransformer
 from .lsa import TfidfLSA

@@ -4,7 +4,8 @@
 parameter rules, the analyzer). ``BaseWordEmbedder`` is the base of every
 estimator that learns word vectors (``wv_``) and pools them per document:
 a subclass implements ``_fit_word_vectors`` and gets ``fit``, ``transform``,
-pooling, unknown-word handling and ``get_feature_names_out`` from here.
+pooling, unknown-word handling, :meth:`BaseWordEmbedder.oov_rate` and
+``get_feature_names_out`` from here.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import check_documents
+from ..base import check_documents, restore_on_failure
 from ._analyzer import build_analyzer, encode, iter_tokens
 from ._pooling import (
     POOLING_OPTIONS,
@@ -90,20 +91,32 @@ class BaseWordEmbedder(
     Subclasses define ``__init__`` (storing parameters only), extend
     ``_parameter_constraints`` and implement ``_fit_word_vectors(documents,
     analyzer)``, which must return a :class:`~skembed.KeyedVectors` with
-    ``counts`` set, and may return the training documents' count matrix as
-    second element (else it is computed here).
+    ``counts`` set, and may return the training documents' count matrix
+    (documents x words, or ``None``) as second element and the fraction of
+    training tokens outside the vocabulary as third (else both are computed
+    here, with one more pass over the documents). They may override
+    ``_check_params()``, called before ``X`` is read, for cross-parameter
+    and device checks.
+
+    ``fit`` is all or nothing: if it raises (including ``KeyboardInterrupt``
+    or an exception from a callback), every attribute is restored to its
+    state before the call, so a fresh estimator stays unfitted and a
+    ``warm_start`` one keeps its previous fit.
     """
 
     _parameter_constraints: dict = {
         **TEXT_PARAMETER_CONSTRAINTS,
         "pooling": [StrOptions(set(POOLING_OPTIONS))],
-        "sif_alpha": [Interval(Real, 0, None, closed="neither")],
+        "sif_coefficient": [Interval(Real, 0, None, closed="neither")],
     }
     #: accept re-iterable corpus objects (LineCorpus) in fit without materialising them
     _accepts_iterable_corpus = False
 
     def _fit_word_vectors(self, documents, analyzer):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _check_params(self):
+        """Checks that need more than ``_parameter_constraints`` (run before ``X`` is read)."""
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -129,15 +142,52 @@ class BaseWordEmbedder(
             If ``X`` is empty, a document is missing (see ``handle_missing``)
             or the vocabulary is empty after ``min_count``.
         """
-        documents = self._check_documents(X, allow_iterable=self._accepts_iterable_corpus)
-        analyzer = self._analyzer()
-        result = self._fit_word_vectors(documents, analyzer)
-        wv, counts = result if isinstance(result, tuple) else (result, None)
-        self.wv_ = wv
-        self.vocabulary_ = wv.key_to_index
-        self._n_features_out = wv.vector_size
-        self._fit_pooling(documents, analyzer, counts)
+        with restore_on_failure(self):
+            self._check_params()
+            documents = self._check_documents(X, allow_iterable=self._accepts_iterable_corpus)
+            analyzer = self._analyzer()
+            result = self._fit_word_vectors(documents, analyzer)
+            wv, counts, oov = (*(result if isinstance(result, tuple) else (result,)), None, None)[
+                :3
+            ]
+            self.wv_ = wv
+            self.vocabulary_ = wv.key_to_index
+            self._n_features_out = wv.vector_size
+            if oov is None or (counts is None and self.pooling in ("tfidf", "sif")):
+                counts, n_tokens, n_known = self._encode_counts(documents, analyzer)
+                oov = 1.0 - n_known / n_tokens if n_tokens else 0.0
+            self.oov_rate_ = float(oov)
+            self._fit_pooling(documents, analyzer, counts)
         return self
+
+    def oov_rate(self, X):
+        """Fraction of the tokens of ``X`` that are not in the vocabulary.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str
+
+        Returns
+        -------
+        rate : float
+            In ``[0, 1]``; 0.0 when ``X`` has no token.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If called before ``fit``.
+
+        Examples
+        --------
+        >>> from skembed.text.ppmi import PPMIEmbedder
+        >>> est = PPMIEmbedder(n_components=2, min_count=1).fit(["a cat sat", "the cat ran"] * 3)
+        >>> est.oov_rate(["cat dog"])
+        0.5
+        """
+        check_is_fitted(self, "wv_")
+        documents = self._check_documents(X)
+        _, n_tokens, n_known = self._encode_counts(documents, self._analyzer())
+        return float(1.0 - n_known / n_tokens) if n_tokens else 0.0
 
     def _encode_counts(self, documents, analyzer):
         ids, offsets, n_tokens = encode(iter_tokens(documents, analyzer), self.wv_.key_to_index)
@@ -152,7 +202,7 @@ class BaseWordEmbedder(
             counts = self._encode_counts(documents, analyzer)[0]
         self.idf_ = smooth_idf(counts)
         if self.pooling == "sif":
-            weights = sif_weights(self.wv_.counts, self.sif_alpha)
+            weights = sif_weights(self.wv_.counts, self.sif_coefficient)
             pooled = pool(counts, self.wv_.vectors, "sif", sif_weight=weights)
             self.sif_component_ = first_principal_component(pooled)
 
@@ -167,8 +217,8 @@ class BaseWordEmbedder(
         -------
         X_new : numpy.ndarray of shape (n_documents, vector_size)
             ``dtype`` (float32 by default). Documents without any known word
-            get zeros, NaN or an error per ``handle_unknown``. The fraction of
-            unknown tokens of this call is stored in ``oov_rate_``.
+            get zeros, NaN or an error per ``handle_unknown``. Nothing is
+            stored on the estimator (see :meth:`oov_rate`).
 
         Raises
         ------
@@ -179,9 +229,10 @@ class BaseWordEmbedder(
         """
         check_is_fitted(self, "wv_")
         documents = self._check_documents(X)
-        counts, n_tokens, n_known = self._encode_counts(documents, self._analyzer())
-        self.oov_rate_ = float(1.0 - n_known / n_tokens) if n_tokens else 0.0
-        weights = sif_weights(self.wv_.counts, self.sif_alpha) if self.pooling == "sif" else None
+        counts = self._encode_counts(documents, self._analyzer())[0]
+        weights = (
+            sif_weights(self.wv_.counts, self.sif_coefficient) if self.pooling == "sif" else None
+        )
         out = pool(
             counts,
             self.wv_.vectors,

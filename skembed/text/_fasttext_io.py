@@ -1,4 +1,12 @@
-"""Readers of Facebook fastText model files (``.bin`` unsupervised models, ``.vec`` vectors).
+"""Reading Facebook fastText files: one entry point per thing.
+
+- the word and n-gram vectors of a ``.bin`` model: :func:`load_facebook_vectors`
+  (a :class:`~skembed.keyedvectors.FastTextKeyedVectors`);
+- a ``.bin`` model as a fitted estimator:
+  :meth:`skembed.text.fasttext.FastTextTransformer.from_facebook` (built on
+  :func:`read_facebook_bin`, this module's reader of the whole file);
+- ``.vec`` files (plain word vectors, no n-grams):
+  :meth:`skembed.keyedvectors.KeyedVectors.load_word2vec_format`.
 
 The ``.bin`` layout (fastText ``FastText::saveModel``, ``Args::save``,
 ``Dictionary::save``, ``DenseMatrix::save``; all little-endian as written on
@@ -29,6 +37,10 @@ import struct
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..keyedvectors import FastTextKeyedVectors
+
+__all__ = ["FacebookModel", "load_facebook_vectors", "read_facebook_bin"]
 
 FASTTEXT_MAGIC = 793712314
 # dim ws epoch minCount neg wordNgrams loss model bucket minn maxn lrUpdateRate t
@@ -292,4 +304,51 @@ def read_facebook_bin(path, load_output=False) -> FacebookModel:
         sample=t,
         n_tokens=n_tokens,
         version=version,
+    )
+
+
+def load_facebook_vectors(path):
+    """Load the word and n-gram vectors of a Facebook fastText ``.bin`` model.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An unsupervised model saved by ``fasttext skipgram``/``cbow`` (or
+        gensim's ``save_facebook_model``), old or new format, uncompressed.
+
+    Returns
+    -------
+    kv : FastTextKeyedVectors
+        Vectors equal to gensim's ``load_facebook_model(path).wv[word]``
+        (and to fastText's ``get_word_vector``) for known and unknown words.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If the file is corrupt or truncated (file and byte offset named), a
+        supervised or quantized model.
+
+    See Also
+    --------
+    skembed.text.fasttext.FastTextTransformer.from_facebook : the model as a fitted transformer.
+    skembed.KeyedVectors.load_word2vec_format : for ``.vec`` files (no n-grams).
+
+    References
+    ----------
+    Bojanowski, Grave, Joulin & Mikolov (2017), "Enriching Word Vectors with
+    Subword Information", TACL 5.
+
+    Examples
+    --------
+    >>> from gensim.test.utils import datapath
+    >>> kv = load_facebook_vectors(datapath("lee_fasttext.bin"))
+    >>> kv["governmentz"].shape  # any string gets a vector, from its n-grams
+    (10,)
+    """
+    m = read_facebook_bin(path)
+    n = len(m.words)
+    return FastTextKeyedVectors(
+        m.input_matrix[:n], m.input_matrix[n:], m.words, m.min_n, m.max_n, counts=m.counts
     )

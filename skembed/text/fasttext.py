@@ -1,65 +1,35 @@
 """FastTextTransformer: word vectors enriched with character n-grams (Bojanowski et al. 2017).
 
-Also the fastText-specific vector store :class:`FastTextKeyedVectors`, which
-composes a vector for *any* string from its character n-grams, and the
-loaders of Facebook fastText ``.bin`` models and ``.vec`` files.
+The estimator extends :class:`~skembed.text.word2vec.Word2VecTransformer`
+and overrides only what subwords change; its vector store is
+:class:`~skembed.keyedvectors.FastTextKeyedVectors` and Facebook ``.bin``
+files are read by :mod:`skembed.text._fasttext_io`.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections import Counter
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import limit_threads, progress, resolve_device, seed_from_random_state
-from ..kernels._sampling import (
-    alias_table,
-    huffman_tree,
-    keep_probabilities,
-    noise_distribution,
-    sigmoid_tables,
-)
-from ..keyedvectors import KeyedVectors
-from ._analyzer import (
-    DEFAULT_TOKEN_PATTERN,
-    build_vocabulary,
-    count_words,
-    encode,
-    iter_tokens,
-)
-from ._base import DEVICE_CONSTRAINT, BaseWordEmbedder
-from ._fasttext_io import read_facebook_bin
+from ..keyedvectors import FastTextKeyedVectors, _vocabulary_ngram_hashes
+from ._analyzer import DEFAULT_TOKEN_PATTERN
+from ._fasttext_io import load_facebook_vectors, read_facebook_bin
 from ._pooling import pool, sif_weights
+from .word2vec import Word2VecTransformer
 
 __all__ = [
     "FastTextKeyedVectors",
     "FastTextTransformer",
     "fasttext_memory_bytes",
-    "load_facebook_model",
     "load_facebook_vectors",
 ]
 
 DEFAULT_BUCKET = 500_000
-
-
-# numba is imported on first use, so that importing skembed stays light
-def ngram_hashes(word, min_n, max_n, bucket):
-    """See :func:`skembed.kernels.fasttext.ngram_hashes`."""
-    from ..kernels.fasttext import ngram_hashes as impl
-
-    return impl(word, min_n, max_n, bucket)
-
-
-def vocabulary_ngram_hashes(words, min_n, max_n, bucket):
-    """See :func:`skembed.kernels.fasttext.vocabulary_ngram_hashes`."""
-    from ..kernels.fasttext import vocabulary_ngram_hashes as impl
-
-    return impl(words, min_n, max_n, bucket)
 
 
 def fasttext_memory_bytes(n_words, bucket=DEFAULT_BUCKET, vector_size=100):
@@ -82,265 +52,15 @@ def fasttext_memory_bytes(n_words, bucket=DEFAULT_BUCKET, vector_size=100):
         (``wv_.vectors``). The fitted estimator keeps all three (the output
         matrix for ``warm_start``). With the defaults and 50,000 words:
         240 MB.
+
+    Examples
+    --------
+    >>> fasttext_memory_bytes(50_000) / 1e6
+    260.0
     """
     return 4 * int(vector_size) * (int(n_words) + int(bucket) + 2 * int(n_words))
 
 
-def _ngram_matrix(indptr, indices, n_rows, bucket):
-    data = np.ones(len(indices), dtype=np.float32)
-    m = sp.csr_matrix((data, indices, indptr), shape=(n_rows, bucket))
-    m.sum_duplicates()
-    return m
-
-
-class FastTextKeyedVectors(KeyedVectors):
-    """Word vectors composed of a word's own vector and its character n-gram vectors.
-
-    The vector of a vocabulary word is the mean of its own input row and the
-    rows of its character n-grams (``(v_w + sum_g z_g) / (1 + n_g)``, n-grams
-    counted with repetition); any other string gets the mean of its n-gram
-    rows (zeros when it has none), as in Facebook's fastText and gensim.
-
-    Parameters
-    ----------
-    vectors_vocab : array-like of shape (n_words, vector_size)
-        The words' own input vectors.
-    vectors_ngrams : array-like of shape (bucket, vector_size)
-        One row per hash bucket.
-    index_to_key : sequence of str of length n_words
-    min_n, max_n : int
-        Character n-gram lengths (``max_n < min_n`` disables n-grams).
-    counts : array-like of shape (n_words,) or None, default=None
-
-    Attributes
-    ----------
-    vectors : numpy.ndarray of shape (n_words, vector_size), float32
-        Composed vectors of the vocabulary words.
-    vectors_vocab : numpy.ndarray of shape (n_words, vector_size), float32
-    vectors_ngrams : numpy.ndarray of shape (bucket, vector_size), float32
-    bucket, min_n, max_n : int
-    ngram_indptr, ngram_indices : numpy.ndarray
-        CSR of each vocabulary word's n-gram bucket rows.
-
-    Notes
-    -----
-    ``word in kv`` is true only for vocabulary words (unlike gensim, whose
-    ``FastTextKeyedVectors.__contains__`` is always true); use
-    :meth:`has_vector` to know whether a string gets a non-zero vector.
-    ``kv[word]``, :meth:`get_vector`, :meth:`similarity` and
-    :meth:`most_similar` accept any string.
-
-    Raises
-    ------
-    KeyError
-        Looking up an unknown word in a model without n-gram buckets
-        (``bucket=0``).
-
-    References
-    ----------
-    Bojanowski, Grave, Joulin & Mikolov (2017), "Enriching Word Vectors with
-    Subword Information", TACL 5.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> kv = FastTextKeyedVectors(np.ones((1, 2)), np.zeros((10, 2)), ["cat"], 3, 3)
-    >>> "cats" in kv, kv.has_vector("cats")
-    (False, True)
-    >>> kv["cats"].shape
-    (2,)
-    """
-
-    def __init__(self, vectors_vocab, vectors_ngrams, index_to_key, min_n, max_n, counts=None):
-        vectors_vocab = np.ascontiguousarray(vectors_vocab, dtype=np.float32)
-        vectors_ngrams = np.ascontiguousarray(vectors_ngrams, dtype=np.float32)
-        if vectors_ngrams.ndim != 2 or vectors_ngrams.shape[1] != vectors_vocab.shape[1]:
-            raise ValueError(
-                f"vectors_ngrams must have shape (bucket, {vectors_vocab.shape[1]}), "
-                f"got {vectors_ngrams.shape}."
-            )
-        self.vectors_vocab = vectors_vocab
-        self.vectors_ngrams = vectors_ngrams
-        self.bucket = int(vectors_ngrams.shape[0])
-        self.min_n = int(min_n)
-        self.max_n = int(max_n)
-        index_to_key = list(index_to_key)
-        self.ngram_indptr, self.ngram_indices = vocabulary_ngram_hashes(
-            index_to_key, self.min_n, self.max_n, self.bucket
-        )
-        super().__init__(self._compose(), index_to_key, counts=counts)
-
-    def _compose(self):
-        n = self.vectors_vocab.shape[0]
-        out = self.vectors_vocab.copy()
-        if self.bucket == 0:
-            return out
-        m = _ngram_matrix(self.ngram_indptr, self.ngram_indices, n, self.bucket)
-        out += m @ self.vectors_ngrams
-        out /= (1.0 + np.diff(self.ngram_indptr)).astype(np.float32)[:, None]
-        return out
-
-    def __repr__(self):
-        return (
-            f"<FastTextKeyedVectors: {len(self)} words, {self.bucket} buckets, "
-            f"n-grams {self.min_n}..{self.max_n}, vector_size={self.vector_size}>"
-        )
-
-    def has_vector(self, key) -> bool:
-        """True if ``key`` is a vocabulary word or has at least one character n-gram."""
-        return key in self.key_to_index or (
-            self.bucket > 0 and len(ngram_hashes(key, self.min_n, self.max_n, self.bucket)) > 0
-        )
-
-    def _oov_vector(self, key):
-        rows = ngram_hashes(key, self.min_n, self.max_n, self.bucket)
-        if len(rows) == 0:
-            return np.zeros(self.vector_size, dtype=np.float32)
-        return self.vectors_ngrams[rows].mean(axis=0, dtype=np.float32)
-
-    def get_vector(self, key, norm=False):
-        """Vector of any string: composed for vocabulary words, from n-grams otherwise.
-
-        Parameters
-        ----------
-        key : str
-        norm : bool, default=False
-            Return the unit-length vector (zeros stay zeros).
-
-        Returns
-        -------
-        vector : numpy.ndarray of shape (vector_size,), float32
-            Zeros for a string outside the vocabulary that has no n-gram.
-
-        Raises
-        ------
-        KeyError
-            For a string outside the vocabulary when the model has no n-grams
-            (``bucket=0`` or ``max_n < min_n``).
-        """
-        i = self.key_to_index.get(key)
-        if i is None and (self.bucket == 0 or self.max_n < self.min_n):
-            raise KeyError(
-                f"Word {key!r} is not in the vocabulary ({len(self)} words) and this model has "
-                "no character n-grams (bucket=0) to compose it from."
-            )
-        vec = self.vectors[i] if i is not None else self._oov_vector(key)
-        if norm:
-            return vec / max(float(np.linalg.norm(vec)), 1e-12)
-        return vec
-
-    def __getitem__(self, key):
-        """Vector of a string (1-D) or of each string of a list (2-D); see :meth:`get_vector`."""
-        if isinstance(key, str):
-            return self.get_vector(key)
-        return np.vstack([self.get_vector(k) for k in key]).astype(np.float32, copy=False)
-
-    def get_vectors(self, words):
-        """Vectors of many strings at once (the n-grams are hashed by the compiled kernel).
-
-        Parameters
-        ----------
-        words : sequence of str
-
-        Returns
-        -------
-        vectors : numpy.ndarray of shape (len(words), vector_size), float32
-        has_vector : numpy.ndarray of shape (len(words),), bool
-            False for strings outside the vocabulary without any n-gram
-            (their row is zero).
-        """
-        words = list(words)
-        out = np.zeros((len(words), self.vector_size), dtype=np.float32)
-        known = np.array([w in self.key_to_index for w in words], dtype=bool)
-        if known.any():
-            out[known] = self.vectors[[self.key_to_index[w] for w in np.array(words)[known]]]
-        has = known.copy()
-        unknown = [w for w, k in zip(words, known, strict=True) if not k]
-        if unknown and self.bucket > 0:
-            indptr, indices = vocabulary_ngram_hashes(unknown, self.min_n, self.max_n, self.bucket)
-            m = _ngram_matrix(indptr, indices, len(unknown), self.bucket)
-            n = np.diff(indptr)
-            vecs = (m @ self.vectors_ngrams) / np.maximum(n, 1).astype(np.float32)[:, None]
-            out[~known] = vecs
-            has[~known] = n > 0
-        return out, has
-
-    def most_similar(self, positive=(), negative=(), topn=10, restrict_vocab=None):
-        """As :meth:`KeyedVectors.most_similar`; words outside the vocabulary are composed from n-grams."""
-        if isinstance(positive, (str, np.ndarray)):
-            positive = [positive]
-        if isinstance(negative, (str, np.ndarray)):
-            negative = [negative]
-
-        def convert(terms):
-            return [
-                self._oov_vector(t) if isinstance(t, str) and t not in self.key_to_index else t
-                for t in terms
-            ]
-
-        return super().most_similar(convert(positive), convert(negative), topn, restrict_vocab)
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        # the composed vectors and n-gram CSR are recomputed on load
-        state.pop("ngram_indptr", None)
-        state.pop("ngram_indices", None)
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self.ngram_indptr, self.ngram_indices = vocabulary_ngram_hashes(
-            self.index_to_key, self.min_n, self.max_n, self.bucket
-        )
-
-    @classmethod
-    def load_facebook(cls, path):
-        """Read the vectors of a Facebook fastText ``.bin`` model (see :func:`load_facebook_vectors`)."""
-        return load_facebook_vectors(path)
-
-
-def load_facebook_vectors(path):
-    """Load the word and n-gram vectors of a Facebook fastText ``.bin`` model.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        An unsupervised model saved by ``fasttext skipgram``/``cbow`` (or
-        gensim's ``save_facebook_model``), old or new format, uncompressed.
-
-    Returns
-    -------
-    kv : FastTextKeyedVectors
-        Vectors equal to gensim's ``load_facebook_model(path).wv[word]``
-        (and to fastText's ``get_word_vector``) for known and unknown words.
-
-    Raises
-    ------
-    ValueError
-        If the file is corrupt or truncated (file and byte offset named), a
-        supervised or quantized model.
-
-    See Also
-    --------
-    load_facebook_model : the same as a fitted :class:`FastTextTransformer`.
-    skembed.KeyedVectors.load_word2vec_format : for ``.vec`` files (no n-grams).
-    """
-    m = read_facebook_bin(path)
-    n = len(m.words)
-    return FastTextKeyedVectors(
-        m.input_matrix[:n], m.input_matrix[n:], m.words, m.min_n, m.max_n, counts=m.counts
-    )
-
-
-def load_facebook_model(path, **params):
-    """A fitted :class:`FastTextTransformer` from a Facebook fastText ``.bin`` model.
-
-    Same as :meth:`FastTextTransformer.from_facebook`.
-    """
-    return FastTextTransformer.from_facebook(path, **params)
-
-
-# --------------------------------------------------------------------------- training helpers
 def _subword_csr(ngram_indptr, ngram_indices, n_words):
     """Input rows of each word: its own row ``w`` then ``n_words + bucket_row`` per n-gram."""
     counts = np.diff(ngram_indptr) + 1
@@ -354,57 +74,7 @@ def _subword_csr(ngram_indptr, ngram_indices, n_words):
     return indptr, indices
 
 
-def _bag_rows(words, indptr, indices):
-    """Concatenated input rows of ``words`` (CSR gather), with bag offsets and sizes."""
-    starts = indptr[words]
-    sizes = indptr[words + 1] - starts
-    offsets = np.zeros(len(words), dtype=np.int64)
-    np.cumsum(sizes[:-1], out=offsets[1:])
-    total = int(sizes.sum())
-    pos = np.arange(total, dtype=np.int64) - np.repeat(offsets - starts, sizes)
-    return indices[pos].astype(np.int64), offsets, sizes
-
-
-def _provisional_encode(documents, analyzer):
-    """Encode a corpus with provisional word ids (first-seen order) in one tokenizing pass.
-
-    Returns
-    -------
-    ids : numpy.ndarray of shape (n_tokens,), int32
-    offsets : numpy.ndarray of shape (n_documents + 1,), int64
-    words : list of str
-        The word of each provisional id.
-    """
-    pid: dict = {}
-    setdefault = pid.setdefault
-    buf = array("i")
-    lengths = array("q")
-    for doc in documents:
-        toks = analyzer(doc)
-        buf.extend([setdefault(t, len(pid)) for t in toks])
-        lengths.append(len(toks))
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(np.frombuffer(lengths, dtype=np.int64), out=offsets[1:])
-    ids = np.frombuffer(buf, dtype=np.int32).copy() if len(buf) else np.zeros(0, np.int32)
-    return ids, offsets, list(pid)
-
-
-def _encoded_chunks(documents, analyzer, key_to_index, chunk_tokens):
-    """Yield ``(ids int32, offsets int64, n_tokens)`` of consecutive document chunks."""
-    batch, n = [], 0
-    for doc in documents:
-        toks = analyzer(doc)
-        batch.append(toks)
-        n += len(toks)
-        if n >= chunk_tokens:
-            yield encode(batch, key_to_index)
-            batch, n = [], 0
-    if batch:
-        yield encode(batch, key_to_index)
-
-
-# --------------------------------------------------------------------------- the estimator
-class FastTextTransformer(BaseWordEmbedder):
+class FastTextTransformer(Word2VecTransformer):
     """fastText word vectors (words + character n-grams) trained on your corpus, pooled per document.
 
     Word2vec (skip-gram or CBOW, negative sampling or hierarchical softmax)
@@ -418,19 +88,24 @@ class FastTextTransformer(BaseWordEmbedder):
 
     Pre-trained Facebook fastText models load with :meth:`from_facebook`.
 
+    The training loop, engines, callbacks, history and warm start are those
+    of :class:`~skembed.text.word2vec.Word2VecTransformer`, which this class
+    extends: only the input rows of a word (its own row and its n-gram
+    rows), the fitted ``wv_`` and the vectors of unknown tokens differ.
+
     Parameters
     ----------
     vector_size : int, default=100
         Dimension of the word (and document) vectors.
-    sg : bool, default=True
-        Skip-gram (True) or CBOW (False).
-    hs : bool, default=False
-        Hierarchical softmax over a Huffman tree (numba engine only).
+    sg : {0, 1}, default=1
+        1 for skip-gram, 0 for CBOW (gensim's default is 0, CBOW).
+    hs : {0, 1}, default=0
+        1 for hierarchical softmax over a Huffman tree.
     negative : int, default=5
         Noise words per positive example (0 disables negative sampling; then
-        ``hs`` must be true).
+        ``hs`` must be 1).
     shared_negatives : bool, default=True
-        Skip-gram with negative sampling only (``sg=True, hs=False``), numba
+        Skip-gram with negative sampling only (``sg=1, hs=0``), numba
         engine: draw the negatives once per centre word and share them across
         its context words (Ji et al. 2016), as ``Word2VecTransformer`` does;
         ``False`` gives fastText's per-pair negatives.
@@ -443,8 +118,8 @@ class FastTextTransformer(BaseWordEmbedder):
         Frequent-word subsampling threshold (word2vec's keep probability
         ``(sqrt(c / t) + 1) t / c`` with ``t = sample * n_tokens``); 0 disables it.
     alpha, min_alpha : float, default=0.025, 1e-4
-        Learning rate, decayed linearly from ``alpha`` to ``min_alpha`` over
-        all epochs.
+        Learning rate, decayed linearly from ``alpha`` to ``min_alpha`` (at
+        most ``alpha``) over all epochs.
     epochs : int, default=5
     min_count : int, default=5
         Ignore words rarer than this.
@@ -475,10 +150,12 @@ class FastTextTransformer(BaseWordEmbedder):
     warm_start : bool, default=False
         Continue training the fitted vectors on the new ``X`` with the
         existing vocabulary (new words are ignored, counts are not updated).
-    callbacks : list of callable or None, default=None
-        Each is called as ``callback(estimator, epoch)`` after every epoch.
+    callbacks : list of callable or Callback, or None, default=None
+        Each is called as ``callback(estimator, record)`` after every epoch
+        (``wv_`` and ``history_`` are then up to date); ``True`` stops training.
     pooling : {"mean", "sum", "max", "tfidf", "sif"}, default="mean"
-    sif_alpha : float, default=1e-3
+    sif_coefficient : float, default=1e-3
+        The ``a`` of SIF weights ``a / (a + p(w))``.
     lowercase, token_pattern, tokenizer
         Tokenization of ``str`` documents (scikit-learn's analyzer).
     handle_missing : {"error", "empty"}, default="error"
@@ -489,7 +166,8 @@ class FastTextTransformer(BaseWordEmbedder):
     n_jobs : int or None, default=None
         Training threads (numba) / intra-op threads (torch).
     verbose : int, default=0
-        Progress bar over epochs when positive.
+        0: silent; 1: a progress bar over the epochs (with the loss); 2: also
+        a line per epoch.
     dtype : numpy dtype, default=numpy.float32
         Output dtype of ``transform``.
 
@@ -503,21 +181,31 @@ class FastTextTransformer(BaseWordEmbedder):
         Output (negative-sampling) matrix, kept for ``warm_start``.
     syn1_ : numpy.ndarray of shape (n_words - 1, vector_size) or None
         Hierarchical-softmax inner-node matrix.
+    history_ : list of dict
+        One record per epoch (``epoch``, ``loss``, ``seconds``,
+        ``learning_rate``, ``words``, ``words_per_second``), as
+        :class:`~skembed.text.word2vec.Word2VecTransformer`.
     loss_history_ : list of float
-        Mean training loss per example of each epoch.
+        Read-only view ``[r["loss"] for r in history_]``.
+    n_words_trained_, words_per_second_, train_time_
+        As :class:`~skembed.text.word2vec.Word2VecTransformer`.
     engine_ : str
     device_ : str
     idf_, sif_component_ : numpy.ndarray or None
+    n_train_documents_ : int or None
+        Training documents (IDF of an unseen token, ``pooling="tfidf"``).
     oov_rate_ : float
-        Fraction of the tokens of the last ``transform`` outside the
-        vocabulary (with ``oov_ngrams=True`` they are still embedded).
+        Fraction of the training tokens outside the vocabulary;
+        :meth:`oov_rate` computes it for any documents (with
+        ``oov_ngrams=True`` such tokens are still embedded).
 
     Raises
     ------
     ValueError
-        In ``fit``: empty corpus or vocabulary emptied by ``min_count``;
-        ``negative=0`` without ``hs``; ``hs`` with the torch engine; the loss
-        became NaN (lower ``alpha``).
+        In ``fit``, before any training: empty corpus or vocabulary emptied
+        by ``min_count``; ``negative=0`` without ``hs``; ``min_alpha > alpha``.
+    skembed.exceptions.TrainingDivergedError
+        The loss became NaN (lower ``alpha``).
 
     Notes
     -----
@@ -552,43 +240,19 @@ class FastTextTransformer(BaseWordEmbedder):
     """
 
     _parameter_constraints: dict = {
-        **BaseWordEmbedder._parameter_constraints,
-        "vector_size": [Interval(Integral, 1, None, closed="left")],
-        "sg": ["boolean", Interval(Integral, 0, 1, closed="both")],
-        "hs": ["boolean", Interval(Integral, 0, 1, closed="both")],
-        "negative": [Interval(Integral, 0, None, closed="left")],
-        "shared_negatives": ["boolean"],
-        "ns_exponent": [Interval(Real, None, None, closed="neither")],
-        "window": [Interval(Integral, 1, None, closed="left")],
-        "sample": [Interval(Real, 0, None, closed="left")],
-        "alpha": [Interval(Real, 0, None, closed="neither")],
-        "min_alpha": [Interval(Real, 0, None, closed="left")],
-        "epochs": [Interval(Integral, 1, None, closed="left")],
-        "min_count": [Interval(Integral, 1, None, closed="left")],
-        "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
+        **Word2VecTransformer._parameter_constraints,
         "min_n": [Interval(Integral, 1, None, closed="left")],
         "max_n": [Interval(Integral, 0, None, closed="left")],
         "bucket": [Interval(Integral, 0, 2**31 - 1, closed="both")],
         "oov_ngrams": ["boolean"],
-        "engine": [StrOptions({"auto", "numba", "torch"})],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "warm_start": ["boolean"],
-        "callbacks": [list, tuple, None],
-        "random_state": ["random_state"],
-        "device": DEVICE_CONSTRAINT,
-        "n_jobs": [Integral, None],
-        "verbose": ["verbose"],
     }
-    _accepts_iterable_corpus = True
-    #: tokens per training chunk (memory does not grow with the corpus beyond this)
-    _chunk_tokens = 1_000_000
 
     def __init__(
         self,
         vector_size=100,
         *,
-        sg=True,
-        hs=False,
+        sg=1,
+        hs=0,
         negative=5,
         shared_negatives=True,
         ns_exponent=0.75,
@@ -608,7 +272,7 @@ class FastTextTransformer(BaseWordEmbedder):
         warm_start=False,
         callbacks=None,
         pooling="mean",
-        sif_alpha=1e-3,
+        sif_coefficient=1e-3,
         lowercase=True,
         token_pattern=DEFAULT_TOKEN_PATTERN,
         tokenizer=None,
@@ -642,7 +306,7 @@ class FastTextTransformer(BaseWordEmbedder):
         self.warm_start = warm_start
         self.callbacks = callbacks
         self.pooling = pooling
-        self.sif_alpha = sif_alpha
+        self.sif_coefficient = sif_coefficient
         self.lowercase = lowercase
         self.token_pattern = token_pattern
         self.tokenizer = tokenizer
@@ -699,10 +363,11 @@ class FastTextTransformer(BaseWordEmbedder):
         (1, 10)
         """
         m = read_facebook_bin(path, load_output=load_output)
+        n = len(m.words)
         est = cls(
             vector_size=m.dim,
-            sg=m.model == 2,
-            hs=m.loss == 1,
+            sg=int(m.model == 2),
+            hs=int(m.loss == 1),
             negative=m.negative,
             window=max(m.window, 1),
             sample=m.sample,
@@ -719,7 +384,6 @@ class FastTextTransformer(BaseWordEmbedder):
                 f"pooling={est.pooling!r} needs the documents to compute IDF/SIF weights: "
                 "pass documents=... to from_facebook."
             )
-        n = len(m.words)
         est.wv_ = FastTextKeyedVectors(
             m.input_matrix[:n], m.input_matrix[n:], m.words, m.min_n, m.max_n, counts=m.counts
         )
@@ -727,14 +391,46 @@ class FastTextTransformer(BaseWordEmbedder):
         est._n_features_out = m.dim
         est.syn1neg_ = m.output_matrix if m.loss == 2 and load_output else None
         est.syn1_ = None
-        est.loss_history_ = []
+        est.history_ = []
         est.engine_ = "numba"
         est.device_ = "cpu"
         docs = est._check_documents(documents) if documents is not None else None
+        est.oov_rate_ = est.oov_rate(docs) if docs is not None else None
         est._fit_pooling(docs, est._analyzer())
         return est
 
-    # ------------------------------------------------------------------ fit
+    # ------------------------------------------------------- what subwords change
+    def _ngram_settings(self, warm):
+        """``(min_n, max_n, bucket)`` of the fit: the fitted model's when continuing."""
+        if warm:
+            return self.wv_.min_n, self.wv_.max_n, self.wv_.bucket
+        bucket = self.bucket if self.max_n >= self.min_n else 0
+        return self.min_n, self.max_n, bucket
+
+    def _init_input_matrix(self, n_words, rng):
+        """Word rows then bucket rows, uniform in ``(-1/vector_size, 1/vector_size)`` as fastText."""
+        bucket = self._ngram_settings(False)[2]
+        syn0 = rng.random((n_words + bucket, self.vector_size), dtype=np.float32)
+        syn0 -= np.float32(0.5)
+        syn0 *= np.float32(2.0 / self.vector_size)
+        return syn0
+
+    def _warm_input_matrix(self):
+        return np.vstack([self.wv_.vectors_vocab, self.wv_.vectors_ngrams])
+
+    def _input_rows(self, index_to_key, warm):
+        """Each word's own row, then ``n_words + b`` for each of its n-gram buckets ``b``."""
+        min_n, max_n, bucket = self._ngram_settings(warm)
+        ng_indptr, ng_indices = _vocabulary_ngram_hashes(index_to_key, min_n, max_n, bucket)
+        if len(ng_indices) == 0:
+            return None, None
+        return _subword_csr(ng_indptr, ng_indices, len(index_to_key))
+
+    def _keyed_vectors(self, syn0, index_to_key, counts, warm):
+        min_n, max_n, _ = self._ngram_settings(warm)
+        n = len(index_to_key)
+        return FastTextKeyedVectors(syn0[:n], syn0[n:], index_to_key, min_n, max_n, counts=counts)
+
     def _fit_pooling(self, documents, analyzer, counts=None):
         self.n_train_documents_ = None
         if self.pooling not in ("tfidf", "sif"):
@@ -745,140 +441,6 @@ class FastTextTransformer(BaseWordEmbedder):
             counts = self._encode_counts(documents, analyzer)[0]
         self.n_train_documents_ = counts.shape[0]
         super()._fit_pooling(documents, analyzer, counts)
-
-    def _resolve_engine(self):
-        self.device_ = resolve_device(self.device)
-        engine = self.engine
-        if engine == "auto":
-            engine = "numba" if self.device_ == "cpu" else "torch"
-        if engine == "numba" and self.device_ != "cpu":
-            raise ValueError(
-                f"engine='numba' runs on the CPU only, but device={self.device!r}; use "
-                "engine='torch' or 'auto' for other devices."
-            )
-        if not self.hs and self.negative == 0:
-            raise ValueError("negative=0 and hs=False leave no training objective; set one.")
-        if self.hs and engine == "torch":
-            raise ValueError("hs=True is implemented by the numba engine only; use engine='numba'.")
-        return engine
-
-    def _fit_word_vectors(self, documents, analyzer):
-        engine = self._resolve_engine()
-        self.engine_ = engine
-        seed = seed_from_random_state(self.random_state)
-        in_memory = isinstance(documents, list)
-        continuing = self.warm_start and hasattr(self, "wv_")
-        if in_memory:
-            # one tokenizing pass: provisional ids in first-seen order, counts by bincount
-            raw_ids, raw_offsets, pid_words = _provisional_encode(documents, analyzer)
-            pid_counts = np.bincount(raw_ids, minlength=len(pid_words))
-            word_counter = Counter(dict(zip(pid_words, pid_counts.tolist(), strict=True)))
-        else:
-            word_counter = count_words(iter_tokens(documents, analyzer))
-        if continuing:
-            wv = self.wv_
-            if (self.syn1neg_ is None and self.negative > 0) or (self.hs and self.syn1_ is None):
-                raise ValueError(
-                    "warm_start=True needs the output matrix of the same objective (hs/negative) "
-                    "as the fitted model; fit from scratch instead."
-                )
-            index_to_key, word_counts = wv.index_to_key, wv.counts
-            min_n, max_n, bucket, dim = wv.min_n, wv.max_n, wv.bucket, wv.vector_size
-            syn0 = np.vstack([wv.vectors_vocab, wv.vectors_ngrams])
-            n_known = sum(word_counter.get(w, 0) for w in index_to_key)
-            if n_known == 0:
-                raise ValueError("warm_start: no token of X is in the fitted vocabulary.")
-        else:
-            index_to_key, word_counts = build_vocabulary(
-                word_counter, self.min_count, self.max_vocab_size
-            )
-            n_known = int(word_counts.sum())
-            min_n, max_n, bucket, dim = self.min_n, self.max_n, self.bucket, self.vector_size
-            if max_n < min_n:
-                bucket = 0
-            syn0 = None
-        del word_counter
-        n_words = len(index_to_key)
-        key_to_index = {w: i for i, w in enumerate(index_to_key)}
-        rng = np.random.default_rng(seed)
-        if syn0 is None:
-            syn0 = rng.random((n_words + bucket, dim), dtype=np.float32)
-            syn0 -= np.float32(0.5)
-            syn0 *= np.float32(2.0 / dim)  # uniform(-1/dim, 1/dim), as fastText
-        syn1neg = syn1 = None
-        if self.negative > 0:
-            prev = self.syn1neg_ if continuing else None
-            syn1neg = prev.copy() if prev is not None else np.zeros((n_words, dim), np.float32)
-        if self.hs:
-            prev = self.syn1_ if continuing else None
-            syn1 = (
-                prev.copy()
-                if prev is not None
-                else np.zeros((max(n_words - 1, 1), dim), np.float32)
-            )
-        ng_indptr, ng_indices = vocabulary_ngram_hashes(index_to_key, min_n, max_n, bucket)
-        sub_indptr, sub_indices = _subword_csr(ng_indptr, ng_indices, n_words)
-
-        # corpus, as encoded chunks (in memory) or a re-encoding stream (re-iterable corpus)
-        doc_counts = None
-        if in_memory:
-            remap = np.fromiter(
-                (key_to_index.get(w, -1) for w in pid_words), dtype=np.int32, count=len(pid_words)
-            )
-            del pid_words
-            if self.pooling in ("tfidf", "sif"):
-                vocab_ids = remap[raw_ids]
-                known = vocab_ids >= 0
-                doc_of = np.repeat(np.arange(len(raw_offsets) - 1), np.diff(raw_offsets))
-                doc_counts = sp.csr_matrix(
-                    (np.ones(int(known.sum())), (doc_of[known], vocab_ids[known])),
-                    shape=(len(raw_offsets) - 1, n_words),
-                )
-                doc_counts.sum_duplicates()
-            chunks = list(_split_chunks(raw_ids, raw_offsets, self._chunk_tokens))
-            n_progress = len(raw_ids)
-
-            def epoch_chunks():
-                return iter(chunks)
-        else:
-            remap = np.arange(n_words, dtype=np.int32)
-            n_progress = n_known
-
-            def epoch_chunks():
-                for c_ids, c_offsets, _ in _encoded_chunks(
-                    documents, analyzer, key_to_index, self._chunk_tokens
-                ):
-                    yield c_ids, c_offsets
-
-        trainer = _NumbaTrainer if engine == "numba" else _TorchTrainer
-        state = trainer(
-            self, syn0, syn1neg, syn1, sub_indptr, sub_indices, word_counts, seed, n_words
-        )
-        state.remap = remap
-        total = float(self.epochs) * max(n_progress, 1)
-        done = 0.0
-        self.loss_history_ = []
-        with limit_threads(self.n_jobs, modules=(self.engine_,)) as n_threads:
-            state.n_threads = n_threads
-            for epoch in progress(range(self.epochs), verbose=self.verbose, desc="epochs"):
-                loss_sum, n_ex = 0.0, 0.0
-                for k, (c_ids, c_offsets) in enumerate(epoch_chunks()):
-                    a0 = self.alpha - (self.alpha - self.min_alpha) * done / total
-                    done += len(c_ids)
-                    a1 = self.alpha - (self.alpha - self.min_alpha) * min(done / total, 1.0)
-                    ls, nex = state.train(
-                        c_ids, c_offsets, a0, a1, seed + 7919 * epoch + 104729 * k
-                    )
-                    loss_sum += ls
-                    n_ex += nex
-                self.loss_history_.append(loss_sum / max(n_ex, 1.0))
-                for callback in self.callbacks or ():
-                    callback(self, epoch)
-        syn0, self.syn1neg_, self.syn1_ = state.result()
-        wv = FastTextKeyedVectors(
-            syn0[:n_words], syn0[n_words:], index_to_key, min_n, max_n, counts=word_counts
-        )
-        return wv, doc_counts
 
     # ------------------------------------------------------------------ transform
     def transform(self, X):
@@ -915,21 +477,16 @@ class FastTextTransformer(BaseWordEmbedder):
         extra: dict = {}
         buf = array("i")
         lengths = np.zeros(len(documents), dtype=np.int64)
-        n_tokens = n_known = 0
         for d, doc in enumerate(documents):
             toks = analyzer(doc)
             lengths[d] = len(toks)
-            n_tokens += len(toks)
             for t in toks:
                 i = key_to_index.get(t)
                 if i is None:
                     i = extra.get(t)
                     if i is None:
                         i = extra[t] = n_words + len(extra)
-                else:
-                    n_known += 1
                 buf.append(i)
-        self.oov_rate_ = float(1.0 - n_known / n_tokens) if n_tokens else 0.0
         ids = (
             np.frombuffer(buf, dtype=np.int32).astype(np.int64)
             if len(buf)
@@ -952,7 +509,9 @@ class FastTextTransformer(BaseWordEmbedder):
             unseen = np.log(1.0 + self.n_train_documents_) + 1.0
             idf = np.concatenate([self.idf_, np.full(len(extra), unseen)])
         if self.pooling == "sif":
-            weights = np.concatenate([sif_weights(kv.counts, self.sif_alpha), np.ones(len(extra))])
+            weights = np.concatenate(
+                [sif_weights(kv.counts, self.sif_coefficient), np.ones(len(extra))]
+            )
         out = pool(
             counts,
             vectors,
@@ -964,179 +523,3 @@ class FastTextTransformer(BaseWordEmbedder):
         empty = np.diff(counts.indptr) == 0
         out = self._apply_handle_unknown(out, empty)
         return out.astype(self.dtype, copy=False)
-
-
-def _split_chunks(ids, offsets, chunk_tokens):
-    """Split an encoded corpus into chunks of whole documents of about ``chunk_tokens`` tokens."""
-    n_docs = len(offsets) - 1
-    start = 0
-    while start < n_docs:
-        stop = int(np.searchsorted(offsets, offsets[start] + chunk_tokens, side="left"))
-        stop = min(max(stop, start + 1), n_docs)
-        t0, t1 = offsets[start], offsets[stop]
-        yield ids[t0:t1], offsets[start : stop + 1] - t0
-        start = stop
-
-
-class _NumbaTrainer:
-    """Training state of the compiled CPU engine (the shared word2vec kernel)."""
-
-    def __init__(self, est, syn0, syn1neg, syn1, sub_indptr, sub_indices, counts, seed, n_words):
-        from ..kernels import word2vec as kw
-
-        self.kw = kw
-        self.est = est
-        self.syn0 = syn0
-        dim = syn0.shape[1]
-        self.syn1neg = syn1neg if syn1neg is not None else np.zeros((1, dim), np.float32)
-        self.syn1 = syn1 if syn1 is not None else np.zeros((1, dim), np.float32)
-        has_ngrams = len(sub_indices) > n_words
-        self.sub_indptr = sub_indptr if has_ngrams else None
-        self.sub_indices = sub_indices if has_ngrams else None
-        self.neg_prob, self.neg_alias = alias_table(noise_distribution(counts, est.ns_exponent))
-        if est.hs:
-            self.codes, self.points, self.code_lengths = huffman_tree(counts)
-        else:
-            self.codes = np.zeros((n_words, 1), np.uint8)
-            self.points = np.zeros((n_words, 1), np.int32)
-            self.code_lengths = np.zeros(n_words, np.int32)
-        self.sigmoid, self.log_sigmoid = sigmoid_tables()
-        self.keep = keep_probabilities(counts, est.sample)
-        self.remap = np.arange(n_words, dtype=np.int32)
-        self.has_neg = syn1neg is not None
-        self.has_hs = syn1 is not None
-        self.n_threads = 1
-
-    def train(self, ids, offsets, alpha0, alpha1, seed):
-        est = self.est
-        ids, offsets, _ = self.kw.prepare_chunk(ids, offsets, self.remap, self.keep, seed)
-        if len(ids) == 0:
-            return 0.0, 0.0
-        shared = est.shared_negatives and est.sg and not est.hs and est.negative > 0
-        kernel = self.kw.train_chunk_shared if shared else self.kw.train_chunk
-        stats = kernel(
-            self.syn0,
-            self.syn1neg,
-            self.syn1,
-            ids,
-            offsets,
-            self.sub_indptr,
-            self.sub_indices,
-            self.neg_prob,
-            self.neg_alias,
-            self.codes,
-            self.points,
-            self.code_lengths,
-            self.sigmoid,
-            self.log_sigmoid,
-            bool(est.sg),
-            bool(est.hs),
-            int(est.negative),
-            int(est.window),
-            float(alpha0),
-            float(alpha1),
-            int(seed),
-            int(max(1, min(self.n_threads, len(offsets) - 1))),
-        )
-        if stats[:, 2].any() or not np.isfinite(self.syn0[: min(len(self.syn0), 1000)]).all():
-            raise ValueError(
-                f"Training diverged (non-finite loss) with alpha={est.alpha}; lower alpha."
-            )
-        return float(stats[:, 0].sum()), float(stats[:, 1].sum())
-
-    def result(self):
-        return (
-            self.syn0,
-            self.syn1neg if self.has_neg else None,
-            self.syn1 if self.has_hs else None,
-        )
-
-
-class _TorchTrainer:
-    """Training state of the batched torch engine (any device, CPU included)."""
-
-    def __init__(self, est, syn0, syn1neg, syn1, sub_indptr, sub_indices, counts, seed, n_words):
-        import torch
-
-        from ..base import torch_device, torch_generator
-        from ..kernels import word2vec as kw
-        from ..nn.fasttext import SubwordNegativeSampling
-
-        self.torch = torch
-        self.kw = kw
-        self.est = est
-        self.device = torch_device(est.device_)
-        self.model = SubwordNegativeSampling(torch.from_numpy(syn0), torch.from_numpy(syn1neg)).to(
-            self.device
-        )
-        self.sub_indptr = sub_indptr
-        self.sub_indices = sub_indices
-        cum = np.cumsum(noise_distribution(counts, est.ns_exponent))
-        cum /= cum[-1]
-        # MPS has no float64
-        self.cdf_dtype = torch.float32 if self.device.type == "mps" else torch.float64
-        self.noise_cdf = torch.as_tensor(cum, dtype=self.cdf_dtype, device=self.device)
-        self.gen = torch_generator(seed, est.device_)
-        self.keep = keep_probabilities(counts, est.sample)
-        self.remap = np.arange(n_words, dtype=np.int32)
-        self.n_words = n_words
-        self.n_threads = 1
-
-    def _bags_cbow(self, contexts):
-        valid = contexts >= 0
-        words = contexts[valid].astype(np.int64)
-        rows, _, sizes = _bag_rows(words, self.sub_indptr, self.sub_indices)
-        example = np.repeat(np.arange(len(contexts)), valid.sum(axis=1))
-        ex_sizes = np.bincount(example, weights=sizes, minlength=len(contexts)).astype(np.int64)
-        ex_offsets = np.zeros(len(contexts), dtype=np.int64)
-        np.cumsum(ex_sizes[:-1], out=ex_offsets[1:])
-        return rows, ex_offsets, ex_sizes
-
-    def train(self, ids, offsets, alpha0, alpha1, seed):
-        torch = self.torch
-        est = self.est
-        ids, offsets, _ = self.kw.prepare_chunk(ids, offsets, self.remap, self.keep, seed)
-        if len(ids) == 0:
-            return 0.0, 0.0
-        if est.sg:
-            inputs, targets = self.kw.skipgram_pairs(ids, offsets, est.window, seed)
-        else:
-            inputs, targets = self.kw.cbow_windows(ids, offsets, est.window, seed)
-        n = len(targets)
-        if n == 0:
-            return 0.0, 0.0
-        bs = int(est.batch_size)
-        n_batches = (n + bs - 1) // bs
-        dev = self.device
-        loss_sum = 0.0
-        for b in range(n_batches):
-            lo, hi = b * bs, min(n, (b + 1) * bs)
-            if est.sg:
-                rows, bag_off, sizes = _bag_rows(
-                    inputs[lo:hi].astype(np.int64), self.sub_indptr, self.sub_indices
-                )
-            else:
-                rows, bag_off, sizes = self._bags_cbow(inputs[lo:hi])
-            u = torch.rand(
-                (hi - lo) * est.negative, generator=self.gen, device=dev, dtype=self.cdf_dtype
-            )
-            neg = torch.searchsorted(self.noise_cdf, u).clamp_(max=self.n_words - 1)
-            value = self.model(
-                torch.from_numpy(rows).to(dev),
-                torch.from_numpy(bag_off).to(dev),
-                torch.from_numpy(sizes).to(dev),
-                torch.from_numpy(targets[lo:hi].astype(np.int64)).to(dev),
-                neg.view(hi - lo, est.negative),
-                alpha0 + (alpha1 - alpha0) * b / n_batches,
-            )
-            if not np.isfinite(value):
-                raise ValueError(
-                    f"Training diverged (non-finite loss) with alpha={est.alpha}; lower alpha."
-                )
-            loss_sum += value
-        return loss_sum, float(n)
-
-    def result(self):
-        syn0 = self.model.input_weight.detach().cpu().numpy()
-        syn1neg = self.model.output_weight.detach().cpu().numpy()
-        return np.ascontiguousarray(syn0), np.ascontiguousarray(syn1neg), None

@@ -1,0 +1,558 @@
+"""The one training loop of the word2vec family (Word2Vec and FastText share it).
+
+:class:`~skembed.text.word2vec.Word2VecTransformer` drives it and
+:class:`~skembed.text.fasttext.FastTextTransformer` inherits it, overriding
+only the input rows of a word (a CSR of subword rows). What lives here:
+
+- :class:`EncodedCorpus`: the corpus tokenized once into int32 ids in chunks
+  (a re-iterable corpus that is not a list is spilled to a temporary file),
+  documents longer than :data:`MAX_DOCUMENT_LENGTH` split into pieces;
+- :func:`kernel_config`: noise alias table, Huffman tree, sigmoid tables
+  and the input-row CSR as one :class:`~skembed.kernels.word2vec.KernelConfig`;
+- the engines, behind one small interface (below): :class:`NumbaEngine`
+  (the compiled CPU kernel, taken under :data:`KERNEL_LOCK`) and
+  :class:`TorchEngine` (batched torch SGD on any device);
+- :func:`train_epochs`: linear learning-rate decay over all tokens, chunk
+  seeds, frequent-word subsampling, the divergence check and the per-epoch
+  hook (history record, callbacks, early stop).
+
+Engine interface
+----------------
+An engine holds the three weight matrices (``syn0`` input rows, ``syn1neg``
+negative-sampling output rows, ``syn1`` hierarchical-softmax inner nodes) and
+has two methods:
+
+``train_chunk(ids, offsets, alpha_start, alpha_end, seed) -> (loss, n_examples)``
+    ``ids`` (int32, vocabulary ids after subsampling) and ``offsets`` (int64,
+    ``n_docs + 1``) are one chunk; the learning rate decays linearly from
+    ``alpha_start`` to ``alpha_end`` over it; ``seed`` (int) seeds the
+    chunk's windows and negatives. Returns the summed loss (float, NaN if
+    training diverged) and the number of examples (float).
+``weights() -> (syn0, syn1neg, syn1)``
+    The current matrices as C-contiguous float32 numpy arrays (``syn1neg``
+    of shape (0, dim) without negative sampling, ``syn1`` of shape (0, dim)
+    without hierarchical softmax).
+
+Any object with these two methods can train a word2vec-family estimator
+(a device-resident engine, for instance).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from array import array
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..base import progress, report_epoch
+from ..callbacks import make_record
+from ..exceptions import diverged
+
+__all__ = [
+    "CHUNK_TOKENS",
+    "KERNEL_LOCK",
+    "MAX_DOCUMENT_LENGTH",
+    "EncodedCorpus",
+    "NumbaEngine",
+    "TorchEngine",
+    "chunk_seed",
+    "kernel_config",
+    "train_epochs",
+]
+
+#: documents longer than this are split into pieces (gensim's MAX_WORDS_IN_BATCH)
+MAX_DOCUMENT_LENGTH = 10_000
+#: tokens per training chunk (memory per chunk: ~12 bytes per token)
+CHUNK_TOKENS = 1 << 20
+#: numba's workqueue threading layer (used when neither OpenMP nor TBB is available) must not
+#: run two parallel kernels at once: fits running in several Python threads take turns per chunk
+KERNEL_LOCK = threading.Lock()
+
+
+class EncodedCorpus:
+    """The corpus encoded once as int32 ids in chunks, in memory or in a temporary file.
+
+    Encoding uses provisional ids (first-seen order) so that one pass over the
+    text both counts words and encodes them; the vocabulary is chosen
+    afterwards and applied per chunk with a ``remap`` array. With
+    ``key_to_index`` (warm start) the known vocabulary is used directly and
+    unknown words are dropped. ``spill=True`` writes the chunks to an
+    anonymous temporary file (re-iterable corpora larger than memory).
+
+    Parameters
+    ----------
+    documents : iterable of str or of list of str
+    analyzer : callable
+        Document -> list of str.
+    key_to_index : dict of str to int or None, default=None
+        A fixed vocabulary (warm start); ``None`` collects one.
+    spill : bool, default=False
+        Keep the chunks in a temporary file instead of memory.
+    chunk_tokens : int or None, default=None
+        Tokens per chunk (:data:`CHUNK_TOKENS`).
+
+    Attributes
+    ----------
+    n_tokens : int
+        Raw tokens of the corpus (before unknown words are dropped).
+    n_documents : int
+    keys : list of str or None
+        The word of each provisional id (``None`` with ``key_to_index``).
+    counts : numpy.ndarray of shape (len(keys),), int64, or None
+    """
+
+    def __init__(self, documents, analyzer, key_to_index=None, spill=False, chunk_tokens=None):
+        self.chunk_tokens = int(chunk_tokens or CHUNK_TOKENS)
+        self._file = tempfile.TemporaryFile(prefix="skembed-w2v-") if spill else None
+        self._chunks = []  # (ids, offsets, doc_of_piece) in memory, or file positions
+        self.n_tokens = 0
+        self.n_documents = 0
+        vocab = {} if key_to_index is None else key_to_index
+        fixed = key_to_index is not None
+        buf = array("i")
+        lengths = array("q")
+        docs = array("q")
+        get = vocab.get
+        setdefault = vocab.setdefault
+        for doc in documents:
+            toks = analyzer(doc)
+            self.n_tokens += len(toks)
+            if fixed:
+                row = [i for i in map(get, toks) if i is not None]
+            else:
+                row = [setdefault(t, len(vocab)) for t in toks]
+            for start in range(0, max(len(row), 1), MAX_DOCUMENT_LENGTH):
+                piece = row[start : start + MAX_DOCUMENT_LENGTH]
+                buf.extend(piece)
+                lengths.append(len(piece))
+                docs.append(self.n_documents)
+            self.n_documents += 1
+            if len(buf) >= self.chunk_tokens:
+                self._flush(buf, lengths, docs)
+                buf, lengths, docs = array("i"), array("q"), array("q")
+        if len(lengths):
+            self._flush(buf, lengths, docs)
+        self.keys = None if fixed else list(vocab)
+        self.counts = None
+        if not fixed:
+            counts = np.zeros(len(vocab), dtype=np.int64)
+            for ids, _, _ in self.chunks(with_documents=True):
+                counts += np.bincount(ids, minlength=len(vocab))
+            self.counts = counts
+
+    def _flush(self, buf, lengths, docs):
+        ids = np.frombuffer(buf, dtype=np.int32).copy() if len(buf) else np.zeros(0, np.int32)
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(np.frombuffer(lengths, dtype=np.int64), out=offsets[1:])
+        doc_of = np.frombuffer(docs, dtype=np.int64).copy()
+        if self._file is None:
+            self._chunks.append((ids, offsets, doc_of))
+        else:
+            pos = self._file.tell()
+            for a in (ids, offsets, doc_of):
+                self._file.write(a.tobytes())
+            self._chunks.append((pos, ids.size, offsets.size))
+
+    def __len__(self):
+        return len(self._chunks)
+
+    def chunks(self, with_documents=False):
+        """Yield ``(ids int32, offsets int64)`` of each chunk in corpus order.
+
+        With ``with_documents=True`` also the document number of each piece
+        (int64 of shape (n_pieces,)): pieces of one long document share it.
+        """
+        for chunk in self._chunks:
+            if self._file is None:
+                ids, offsets, doc_of = chunk
+            else:
+                pos, n_ids, n_off = chunk
+                self._file.seek(pos)
+                ids = np.fromfile(self._file, dtype=np.int32, count=n_ids)
+                offsets = np.fromfile(self._file, dtype=np.int64, count=n_off)
+                doc_of = np.fromfile(self._file, dtype=np.int64, count=n_off - 1)
+            yield (ids, offsets, doc_of) if with_documents else (ids, offsets)
+        if self._file is not None:
+            self._file.seek(0, os.SEEK_END)
+
+    def document_counts(self, remap, n_words, matrix=True):
+        """Document x word count matrix of the corpus under ``remap``, and the known tokens.
+
+        Parameters
+        ----------
+        remap : numpy.ndarray of shape (n_provisional,), int32
+            Vocabulary id of each id of the encoding (-1: not in the vocabulary).
+        n_words : int
+        matrix : bool, default=True
+            Build the matrix (else only count the known tokens).
+
+        Returns
+        -------
+        counts : scipy.sparse.csr_matrix of shape (n_documents, n_words), float64, or None
+        n_known : int
+            Tokens whose word is in the vocabulary.
+        """
+        rows, cols = [], []
+        n_known = 0
+        for ids, offsets, doc_of in self.chunks(with_documents=True):
+            vocab_ids = remap[ids]
+            known = vocab_ids >= 0
+            n_known += int(known.sum())
+            if matrix:
+                rows.append(np.repeat(doc_of, np.diff(offsets))[known])
+                cols.append(vocab_ids[known])
+        if not matrix:
+            return None, n_known
+        rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        cols = np.concatenate(cols) if cols else np.zeros(0, np.int32)
+        counts = sp.csr_matrix(
+            (np.ones(len(rows)), (rows, cols)), shape=(self.n_documents, n_words)
+        )
+        counts.sum_duplicates()
+        return counts, n_known
+
+    def close(self):
+        """Delete the temporary file, if any."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def chunk_seed(seed, epoch, chunk):
+    """Seed of one chunk of one epoch (windows, negatives and subsampling draws)."""
+    return int((seed * 1_000_003 + epoch * 7919 + chunk * 104_729 + 1) % (2**63 - 1))
+
+
+def kernel_config(counts, *, sg, hs, negative, window, shared_negatives, ns_exponent, input_rows):
+    """Build the :class:`~skembed.kernels.word2vec.KernelConfig` of one fit.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray of shape (n_words,), int64
+        Corpus count of each vocabulary word.
+    sg, hs : bool
+    negative, window : int
+    shared_negatives : bool
+    ns_exponent : float
+    input_rows : tuple (indptr, indices) or (None, None)
+        CSR of the input rows of each word (FastText), or ``(None, None)``.
+
+    Returns
+    -------
+    config : KernelConfig
+    """
+    from ..kernels import _sampling
+    from ..kernels.word2vec import KernelConfig
+
+    n_words = len(counts)
+    neg_prob, neg_alias = _sampling.alias_table(_sampling.noise_distribution(counts, ns_exponent))
+    if hs:
+        codes, points, code_lengths = _sampling.huffman_tree(counts)
+    else:
+        codes = np.zeros((n_words, 1), np.uint8)
+        points = np.zeros((n_words, 1), np.int32)
+        code_lengths = np.zeros(n_words, np.int32)
+    sigmoid, log_sigmoid = _sampling.sigmoid_tables()
+    return KernelConfig(
+        sg=bool(sg),
+        hs=bool(hs),
+        negative=int(negative),
+        window=int(window),
+        shared_negatives=bool(shared_negatives),
+        neg_prob=neg_prob,
+        neg_alias=neg_alias,
+        codes=codes,
+        points=points,
+        code_lengths=code_lengths,
+        sigmoid=sigmoid,
+        log_sigmoid=log_sigmoid,
+        sub_indptr=input_rows[0],
+        sub_indices=input_rows[1],
+    )
+
+
+class NumbaEngine:
+    """The compiled multi-threaded CPU engine (:func:`skembed.kernels.word2vec.train_chunk`).
+
+    Trains the numpy matrices in place; see the module docstring for the
+    interface.
+
+    Parameters
+    ----------
+    syn0, syn1neg, syn1 : numpy.ndarray, float32
+        Weight matrices (updated in place).
+    config : KernelConfig
+    n_threads : int
+        Slices trained in parallel per chunk.
+    """
+
+    def __init__(self, syn0, syn1neg, syn1, config, n_threads):
+        self.syn0, self.syn1neg, self.syn1 = syn0, syn1neg, syn1
+        self.config = config
+        self.n_threads = int(n_threads)
+
+    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
+        from ..kernels.word2vec import train_chunk
+
+        with KERNEL_LOCK:
+            stats = train_chunk(
+                self.syn0,
+                self.syn1neg,
+                self.syn1,
+                ids,
+                offsets,
+                self.config,
+                float(alpha_start),
+                float(alpha_end),
+                int(seed),
+                self.n_threads,
+            )
+        if stats[:, 2].any():
+            return float("nan"), 0.0
+        return float(stats[:, 0].sum()), float(stats[:, 1].sum())
+
+    def weights(self):
+        return self.syn0, self.syn1neg, self.syn1
+
+
+def bag_rows(words, indptr, indices):
+    """Concatenated input rows of ``words`` (a CSR gather), with bag offsets and sizes.
+
+    Parameters
+    ----------
+    words : numpy.ndarray of shape (n,), int64
+    indptr : numpy.ndarray of shape (n_words + 1,), int64
+    indices : numpy.ndarray, int32 or int64
+
+    Returns
+    -------
+    rows : numpy.ndarray, int64
+    offsets, sizes : numpy.ndarray of shape (n,), int64
+    """
+    starts = indptr[words]
+    sizes = indptr[words + 1] - starts
+    offsets = np.zeros(len(words), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=offsets[1:])
+    pos = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(offsets - starts, sizes)
+    return indices[pos].astype(np.int64), offsets, sizes
+
+
+class TorchEngine:
+    """Batched torch SGD on any torch device (the CPU included); see the module docstring.
+
+    Batches come from the numba helpers ``skipgram_pairs``/``cbow_windows``;
+    each example's input is the mean of a bag of input rows (one row in
+    skip-gram Word2Vec, the context rows in CBOW, plus the n-gram rows of
+    each word in FastText) and every row of the bag receives the full
+    gradient, as in the numba kernel. Negatives are drawn from the same
+    alias table with a torch generator seeded once per fit.
+
+    Parameters
+    ----------
+    syn0, syn1neg, syn1 : numpy.ndarray, float32
+        Initial weights (copied to ``device``).
+    config : KernelConfig
+    device : str
+        Resolved torch device.
+    batch_size : int
+        Skip-gram pairs per step; CBOW windows per step are ``batch_size // 8``.
+    seed : int
+    """
+
+    def __init__(self, syn0, syn1neg, syn1, config, device, batch_size, seed):
+        import torch
+
+        from ..base import torch_generator
+        from ..nn.word2vec import Word2VecNet
+
+        self.torch = torch
+        self.dev = dev = torch.device(device)
+        c = self.config = config
+        self.net = Word2VecNet(
+            torch.from_numpy(syn0).to(dev),
+            torch.from_numpy(syn1neg).to(dev) if c.negative > 0 else None,
+            torch.from_numpy(syn1).to(dev) if c.hs else None,
+        )
+        self._empty = np.zeros((0, syn0.shape[1]), np.float32)
+        self.gen = torch_generator(seed, device)
+        self.neg_prob = torch.from_numpy(c.neg_prob).to(dev)
+        self.neg_alias = torch.from_numpy(c.neg_alias.astype(np.int64)).to(dev)
+        self.codes = torch.from_numpy(c.codes.astype(np.float32)).to(dev)
+        self.points = torch.from_numpy(c.points.astype(np.int64)).to(dev)
+        self.lengths = torch.from_numpy(c.code_lengths.astype(np.int64)).to(dev)
+        n_words = len(c.neg_prob)
+        if c.sub_indptr is None:
+            self.indptr = np.arange(n_words + 1, dtype=np.int64)
+            self.indices = np.arange(n_words, dtype=np.int64)
+        else:
+            self.indptr, self.indices = c.sub_indptr, c.sub_indices
+        # a CBOW example updates up to 2 * window input rows: fewer examples per step keep
+        # the summed updates of frequent words stable (measured: 4096 diverges at alpha=0.05)
+        self.batch_size = int(batch_size) if c.sg else max(1, int(batch_size) // 8)
+
+    def _bags(self, inputs):
+        if inputs.ndim == 1:
+            return bag_rows(inputs.astype(np.int64), self.indptr, self.indices)
+        valid = inputs >= 0
+        rows, _, sizes = bag_rows(inputs[valid].astype(np.int64), self.indptr, self.indices)
+        example = np.repeat(np.arange(len(inputs)), valid.sum(axis=1))
+        ex_sizes = np.bincount(example, weights=sizes, minlength=len(inputs)).astype(np.int64)
+        ex_offsets = np.zeros(len(inputs), dtype=np.int64)
+        np.cumsum(ex_sizes[:-1], out=ex_offsets[1:])
+        return rows, ex_offsets, ex_sizes
+
+    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
+        from ..kernels.word2vec import cbow_windows, skipgram_pairs
+
+        torch, dev, c, net = self.torch, self.dev, self.config, self.net
+        pairs = skipgram_pairs if c.sg else cbow_windows
+        inputs_np, targets_np = pairs(ids, offsets, c.window, seed)
+        n = targets_np.shape[0]
+        if n == 0:
+            return 0.0, 0.0
+        targets_all = torch.from_numpy(targets_np.astype(np.int64)).to(dev)
+        k, bs = c.negative, self.batch_size
+        loss = torch.zeros((), device=dev)
+        for start in range(0, n, bs):
+            stop = min(start + bs, n)
+            lr = alpha_start + (alpha_end - alpha_start) * start / n
+            rows, bag_off, sizes = (
+                torch.from_numpy(a).to(dev) for a in self._bags(inputs_np[start:stop])
+            )
+            targets = targets_all[start:stop]
+            b = stop - start
+            h = net.hidden(rows, bag_off, sizes)
+            grad_h = torch.zeros_like(h)
+            if c.hs:
+                idx = self.points[targets]
+                lab = 1.0 - self.codes[targets]
+                width = torch.arange(idx.shape[1], device=dev)[None, :]
+                mask = (width < self.lengths[targets][:, None]).float()
+                ls, g = net.output_step(h, net.syn1, idx, lab, mask, lr)
+                loss += ls
+                grad_h += g
+            if k > 0:
+                t = torch.randint(0, len(self.neg_prob), (b, k), device=dev, generator=self.gen)
+                u = torch.rand((b, k), device=dev, generator=self.gen)
+                t = torch.where(u < self.neg_prob[t], t, self.neg_alias[t])
+                idx = torch.cat([targets[:, None], t], dim=1)
+                lab = torch.zeros((b, k + 1), device=dev)
+                lab[:, 0] = 1.0
+                mask = torch.ones((b, k + 1), device=dev)
+                mask[:, 1:] = (t != targets[:, None]).float()
+                ls, g = net.output_step(h, net.syn1neg, idx, lab, mask, lr)
+                loss += ls
+                grad_h += g
+            net.apply_input(rows, sizes, grad_h)
+        return float(loss), float(n)
+
+    def weights(self):
+        net = self.net
+
+        def out(p):
+            return self._empty if p is None else np.ascontiguousarray(p.detach().cpu().numpy())
+
+        return out(net.syn0), out(net.syn1neg), out(net.syn1)
+
+
+def train_epochs(
+    engine,
+    corpus,
+    remap,
+    keep,
+    *,
+    epochs,
+    alpha,
+    min_alpha,
+    seed,
+    first_epoch=0,
+    epoch_end=None,
+    name="Word2VecTransformer",
+    verbose=0,
+):
+    """Train ``engine`` on ``corpus`` for ``epochs`` passes; the one training loop.
+
+    Parameters
+    ----------
+    engine : NumbaEngine, TorchEngine or any object with the engine interface
+    corpus : EncodedCorpus
+    remap : numpy.ndarray of shape (n_provisional,), int32
+        Vocabulary id of each id of the encoding (-1: dropped).
+    keep : numpy.ndarray of shape (n_words,), float32
+        Subsampling keep probability of each word.
+    epochs : int
+    alpha, min_alpha : float
+        Learning rate, decayed linearly over ``epochs * corpus.n_tokens`` raw tokens.
+    seed : int
+    first_epoch : int, default=0
+        Epochs run by previous fits (warm start): numbers the records and
+        the chunk seeds.
+    epoch_end : callable or None, default=None
+        ``epoch_end(record) -> bool``, called after each epoch with its
+        history record; ``True`` stops training.
+    name : str, default="Word2VecTransformer"
+        Estimator name in the divergence error.
+    verbose : int, default=0
+        1: a progress bar over the epochs; 2: also a line per epoch
+        (:func:`skembed.base.report_epoch`).
+
+    Returns
+    -------
+    n_words_trained : int
+        Raw tokens times epochs run.
+    train_time : float
+        Seconds spent training (encoding excluded).
+
+    Raises
+    ------
+    TrainingDivergedError
+        If the loss of a chunk is not finite (``alpha`` is too high).
+    """
+    from ..kernels.word2vec import prepare_chunk
+
+    total = max(corpus.n_tokens * epochs, 1)
+    done = 0
+    train_time = 0.0
+    bar = progress(total=epochs, verbose=verbose, desc=name, unit="epoch")
+    for e in range(epochs):
+        epoch = first_epoch + e + 1
+        t0 = time.perf_counter()
+        loss = n_examples = 0.0
+        a1 = alpha
+        for c, (raw_ids, raw_offsets) in enumerate(corpus.chunks()):
+            a0 = alpha - (alpha - min_alpha) * done / total
+            done += int(raw_ids.size)
+            a1 = alpha - (alpha - min_alpha) * done / total
+            s = chunk_seed(seed, epoch, c)
+            ids, offsets, _ = prepare_chunk(raw_ids, raw_offsets, remap, keep, s)
+            chunk_loss, chunk_n = engine.train_chunk(ids, offsets, a0, a1, s)
+            if not np.isfinite(chunk_loss):
+                raise diverged(
+                    name,
+                    epoch=epoch,
+                    loss=chunk_loss,
+                    parameter="alpha",
+                    value=alpha,
+                    hint="gensim's default is 0.025 for skip-gram, 0.05 for CBOW.",
+                )
+            loss += chunk_loss
+            n_examples += chunk_n
+        seconds = time.perf_counter() - t0
+        train_time += seconds
+        record = make_record(
+            epoch,
+            loss / max(n_examples, 1.0),
+            t0,
+            learning_rate=a1,
+            words=corpus.n_tokens,
+            words_per_second=corpus.n_tokens / seconds if seconds > 0 else 0.0,
+        )
+        report_epoch(bar, record, verbose)
+        if epoch_end is not None and epoch_end(record):
+            break
+    bar.close()
+    return done, train_time

@@ -140,6 +140,7 @@ def test_a_damaged_entry_is_skipped_with_one_warning_recomputed_and_rewritten(tm
         again, n_again = cached_transform(store, DOCS[:8])  # a later miss lists the directory again
     messages = [str(w.message) for w in caught if issubclass(w.category, EmbeddingCacheWarning)]
     assert len(messages) == 1 and str(path) in messages[0], messages
+    assert caught[0].filename == __file__  # it points at the caller of get_many
     assert [w for w in caught if not issubclass(w.category, EmbeddingCacheWarning)] == []
     assert n == 6 and n_again == 2  # recomputed once, then served from memory
     np.testing.assert_array_equal(out, fake_embed(DOCS[:6]))
@@ -210,6 +211,7 @@ def test_a_failed_write_warns_and_returns_the_embeddings(tmp_path, monkeypatch, 
     with pytest.warns(EmbeddingCacheWarning, match=f"Cannot write.*{error.strerror}") as rec:
         out, n = cached_transform(store, DOCS[:6])
     assert len(rec) == 1 and str(tmp_path) in str(rec[0].message)
+    assert rec[0].filename == __file__  # it points at the caller of put_many
     assert n == 3 and store.hits == 3
     np.testing.assert_array_equal(out, fake_embed(DOCS[:6]))
     # nothing half-done is left behind, and the rows are kept in memory
@@ -219,6 +221,18 @@ def test_a_failed_write_warns_and_returns_the_embeddings(tmp_path, monkeypatch, 
         again, n_again = cached_transform(store, DOCS[:6])
     assert n_again == 0
     np.testing.assert_array_equal(again, out)
+
+
+def test_an_interrupted_write_leaves_no_temporary_file(tmp_path, monkeypatch):
+    import skembed.text._embedding_cache as mod
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mod.os, "replace", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        cached_transform(EmbeddingCache(tmp_path), DOCS[:3])
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
 
 
 @pytest.mark.skipif(

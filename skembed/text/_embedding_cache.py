@@ -316,8 +316,9 @@ class EmbeddingCache:
                 where = f"; moved to {aside.name}"
             except OSError:
                 pass
+        state = "damaged" if isinstance(exc, DamagedEntry) else "unreadable"
         self._warn(
-            f"Skipped damaged embedding cache entry {path} ({exc}){where}. Its rows are "
+            f"Skipped {state} embedding cache entry {path} ({exc}){where}. Its rows are "
             "computed again and stored in a new entry.",
             stacklevel=5,
         )
@@ -383,11 +384,13 @@ class EmbeddingCache:
             with open(tmp, "xb") as f:
                 f.write(data)
             os.replace(tmp, ns_dir / name)  # atomic: readers see all of it or nothing
-        except OSError as exc:
+        except BaseException as exc:
             try:
-                tmp.unlink(missing_ok=True)
+                tmp.unlink(missing_ok=True)  # an interrupted or failed write leaves nothing
             except OSError:
                 pass
+            if not isinstance(exc, OSError):
+                raise
             kind = (type(exc), exc.errno)
             if kind not in self._write_errors:
                 self._write_errors.add(kind)

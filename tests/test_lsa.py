@@ -72,3 +72,24 @@ def test_lsa_separates_bbc_topics(bbc_news):
         LogisticRegression(C=10, max_iter=1000),
     )
     assert cross_val_score(pipe, texts, labels, cv=3).mean() > 0.94
+
+
+def test_oov_rate_on_training_data_and_for_any_documents():
+    lsa = TfidfLSA(n_components=1, min_df=2).fit(["the cat sat", "the dog sat", "the cow"])
+    # "cat", "dog", "cow" occur once: dropped by min_df=2; 3 of 8 training tokens
+    assert lsa.oov_rate_ == pytest.approx(3 / 8)
+    before = dict(vars(lsa))
+    assert lsa.oov_rate(["the bird sat", ["cat", "the"]]) == pytest.approx(2 / 5)
+    assert lsa.oov_rate([""]) == 0.0
+    lsa.transform(["the bird"])
+    assert vars(lsa).keys() == before.keys()  # transform and oov_rate store nothing
+    assert lsa.oov_rate_ == pytest.approx(3 / 8)
+
+
+def test_cpu_engine_on_other_device_fails_before_reading_documents(monkeypatch):
+    import skembed.text.lsa as lsa_module
+
+    monkeypatch.setattr(lsa_module, "resolve_device", lambda device: "cuda:0")
+    with pytest.raises(ValueError, match="engine='sklearn' runs on the CPU only"):
+        # documents are checked after the engine: a bad corpus is not what fails
+        TfidfLSA(n_components=1, engine="sklearn", device="cuda").fit([None, 3])

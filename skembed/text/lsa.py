@@ -16,9 +16,15 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import limit_threads, resolve_device, seed_from_random_state
+from ..base import (
+    COMPUTE_PARAMETER_CONSTRAINTS,
+    limit_threads,
+    resolve_device,
+    resolve_engine,
+    seed_from_random_state,
+)
 from ._analyzer import DEFAULT_TOKEN_PATTERN, vectorizer_kwargs
-from ._base import DEVICE_CONSTRAINT, TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
+from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
 from ._svd import torch_truncated_svd
 
 
@@ -65,7 +71,8 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         ``"auto"``: scikit-learn on the CPU, torch elsewhere; ``"torch"``
         forces the torch path (also on the CPU).
     n_jobs : int or None, default=None
-        Threads for BLAS/torch during ``fit``/``transform`` (see
+        Threads for BLAS/torch during ``fit``/``transform``. ``None``:
+        ``OMP_NUM_THREADS`` if set, else every core (see
         :func:`skembed.base.resolve_n_jobs`).
     dtype : numpy dtype, default=numpy.float32
         Output dtype; ``numpy.float64`` reproduces the scikit-learn pipeline bit for bit.
@@ -79,15 +86,18 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
     explained_variance_ratio_ : numpy.ndarray of shape (n_components,)
     singular_values_ : numpy.ndarray of shape (n_components,)
     device_ : str
+    engine_ : {"sklearn", "torch"}
     oov_rate_ : float
-        Fraction of the unigram tokens of the last ``transform`` call that are
-        not in the vocabulary.
+        Fraction of the training documents' unigram tokens that are not in
+        the vocabulary (dropped by ``min_df``/``max_df``/``max_features``);
+        :meth:`oov_rate` computes it for any documents.
 
     Raises
     ------
     ValueError
-        In ``fit``, if ``n_components`` is not smaller than the vocabulary
-        size, or the vocabulary is empty.
+        In ``fit``: before reading ``X``, ``engine="sklearn"`` on a non-CPU
+        device or an unavailable ``device``; then, if ``n_components`` is
+        not smaller than the vocabulary size, or the vocabulary is empty.
 
     See Also
     --------
@@ -123,10 +133,8 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         "norm": [StrOptions({"l1", "l2"}), None],
         "algorithm": [StrOptions({"randomized", "arpack"})],
         "n_iter": [Interval(Integral, 0, None, closed="left")],
-        "random_state": ["random_state"],
-        "device": DEVICE_CONSTRAINT,
+        **COMPUTE_PARAMETER_CONSTRAINTS,
         "engine": [StrOptions({"auto", "sklearn", "torch"})],
-        "n_jobs": [Integral, None],
     }
 
     def __init__(
@@ -208,9 +216,11 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         return self._fit(X)
 
     def _fit(self, X):
+        device = resolve_device(self.device)
+        engine = resolve_engine(self.engine, device, cpu_engine="sklearn")
+        self.device_, self.engine_ = device, engine
         documents = self._check_documents(X)
-        self.device_ = resolve_device(self.device)
-        use_torch = self.engine == "torch" or (self.engine == "auto" and self.device_ != "cpu")
+        use_torch = engine == "torch"
         with limit_threads(self.n_jobs):
             self.vectorizer_ = self._make_vectorizer()
             try:
@@ -252,6 +262,7 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
                 self.explained_variance_ratio_ = self.svd_.explained_variance_ratio_
         self.vocabulary_ = self.vectorizer_.vocabulary_
         self._n_features_out = self.n_components
+        self.oov_rate_ = self._oov_rate(documents)
         empty = np.diff(tfidf.indptr) == 0
         return self._apply_handle_unknown(X_new, empty).astype(self.dtype, copy=False)
 
@@ -275,21 +286,51 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         """
         check_is_fitted(self, "components_")
         documents = self._check_documents(X)
-        # tokenize once: the token lists feed both the OOV count and the vectorizer
-        analyzer = self._analyzer()
-        token_lists = [tuple(analyzer(doc)) for doc in documents]
-        vocab = self.vocabulary_
-        n_tokens = sum(len(t) for t in token_lists)
-        n_known = sum(1 for toks in token_lists for t in toks if t in vocab)
-        self.oov_rate_ = 1.0 - n_known / n_tokens if n_tokens else 0.0
         with limit_threads(self.n_jobs):
-            tfidf = self.vectorizer_.transform(token_lists)
+            tfidf = self.vectorizer_.transform(documents)
             if self.svd_ is not None:
                 X_new = self.svd_.transform(tfidf)
             else:
                 X_new = np.asarray(tfidf @ self.components_.T)
         empty = np.diff(tfidf.indptr) == 0
         return self._apply_handle_unknown(X_new, empty).astype(self.dtype, copy=False)
+
+    def oov_rate(self, X):
+        """Fraction of the unigram tokens of ``X`` that are not in the vocabulary.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str
+
+        Returns
+        -------
+        rate : float
+            In ``[0, 1]``; 0.0 when ``X`` has no token.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        Examples
+        --------
+        >>> from skembed import TfidfLSA
+        >>> lsa = TfidfLSA(n_components=1).fit(["the cat sat", "the dog sat"])
+        >>> lsa.oov_rate(["the cow sat", "a cat"])  # "cow" of 4 tokens ("a" is too short)
+        0.25
+        """
+        check_is_fitted(self, "components_")
+        return self._oov_rate(self._check_documents(X))
+
+    def _oov_rate(self, documents):
+        analyzer = self._analyzer()
+        vocab = self.vocabulary_
+        n_tokens = n_known = 0
+        for doc in documents:
+            tokens = analyzer(doc)
+            n_tokens += len(tokens)
+            n_known += sum(1 for t in tokens if t in vocab)
+        return 1.0 - n_known / n_tokens if n_tokens else 0.0
 
 
 def _sparse_total_variance(X):

@@ -9,7 +9,6 @@ n-gram vectors, so that any string has a vector.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 
 import numpy as np
 import scipy.sparse as sp
@@ -240,7 +239,9 @@ class KeyedVectors:
                     )
 
     @classmethod
-    def load_word2vec_format(cls, path, binary=False, no_header=False, limit=None):
+    def load_word2vec_format(
+        cls, path, binary=False, no_header=False, limit=None, unicode_errors="strict"
+    ):
         """Read vectors written by word2vec, GloVe, fastText (``.vec``) or gensim.
 
         Parameters
@@ -252,6 +253,11 @@ class KeyedVectors:
             The file has no ``n_words vector_size`` header (GloVe text files).
         limit : int or None, default=None
             Read only the first ``limit`` vectors.
+        unicode_errors : {"strict", "replace", "ignore", ...}, default="strict"
+            How words that are not valid UTF-8 are decoded (the ``errors``
+            argument of :meth:`bytes.decode`; gensim's parameter). Vocabularies
+            cut at a byte limit hold words truncated inside a character: load
+            them with ``"ignore"`` or ``"replace"``.
 
         Returns
         -------
@@ -260,44 +266,53 @@ class KeyedVectors:
         Raises
         ------
         ValueError
-            If the header or a line is malformed; the message names the file
-            and the line number (text) or byte offset (binary).
+            If the header or a line is malformed, a word is not valid UTF-8
+            (with ``unicode_errors="strict"``) or appears twice; the message
+            names the file and the line number (text) or byte offset (binary),
+            and the word.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "v.txt")
+        >>> _ = open(path, "wb").write(b"2 2\\ncat 1 0\\ncaf\\xc3 0 1\\n")
+        >>> KeyedVectors.load_word2vec_format(path, unicode_errors="ignore").index_to_key
+        ['cat', 'caf']
         """
         path = os.fspath(path)
         if binary:
-            return cls._load_binary(path, limit)
-        words, rows = [], []
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines: Iterable = fh
+            return cls._load_binary(path, limit, unicode_errors)
+        words, rows, seen = [], [], {}
+        with open(path, "rb") as fh:
             dim = None
             n_expected = None
             if not no_header:
-                header = fh.readline().split()
+                header = fh.readline().decode("utf-8", errors="replace").split()
                 if len(header) != 2 or not all(h.isdigit() for h in header):
                     raise ValueError(
                         f"{path}: line 1 is not a 'n_words vector_size' header "
                         f"({' '.join(header)[:60]!r}); pass no_header=True for GloVe files."
                     )
                 n_expected, dim = int(header[0]), int(header[1])
-            for lineno, line in enumerate(lines, start=1 if no_header else 2):
+            for lineno, raw in enumerate(fh, start=1 if no_header else 2):
                 if limit is not None and len(words) >= limit:
                     break
-                parts = line.rstrip("\n").rstrip(" ").split(" ")
+                where = f"{path}: line {lineno}"
+                line = _decode(raw, unicode_errors, where)
+                parts = line.rstrip("\n").rstrip("\r").rstrip(" ").split(" ")
                 if len(parts) < 2:
                     if not line.strip():
                         continue
-                    raise ValueError(f"{path}: line {lineno} has no vector.")
+                    raise ValueError(f"{where} has no vector.")
                 if dim is None:
                     dim = len(parts) - 1
                 if len(parts) != dim + 1:
-                    raise ValueError(
-                        f"{path}: line {lineno} has {len(parts) - 1} values, expected {dim}."
-                    )
+                    raise ValueError(f"{where} has {len(parts) - 1} values, expected {dim}.")
                 try:
                     rows.append(np.array(parts[1:], dtype=np.float32))
                 except ValueError:
-                    raise ValueError(f"{path}: line {lineno} holds a non-numeric value.") from None
-                words.append(parts[0])
+                    raise ValueError(f"{where} holds a non-numeric value.") from None
+                _add_word(words, seen, parts[0], where, f"line {lineno}")
             if n_expected is not None and limit is None and len(words) != n_expected:
                 raise ValueError(
                     f"{path}: header announces {n_expected} vectors but the file holds {len(words)} "
@@ -308,7 +323,7 @@ class KeyedVectors:
         return cls(np.vstack(rows), words)
 
     @classmethod
-    def _load_binary(cls, path, limit):
+    def _load_binary(cls, path, limit, unicode_errors="strict"):
         size = os.path.getsize(path)
         with open(path, "rb") as fh:
             header = fh.readline()
@@ -326,7 +341,7 @@ class KeyedVectors:
             if limit is not None:
                 n_words = min(n_words, int(limit))
             vectors = np.empty((n_words, dim), dtype=np.float32)
-            words = []
+            words, seen = [], {}
             nbytes = 4 * dim
             for i in range(n_words):
                 offset = fh.tell()
@@ -339,20 +354,43 @@ class KeyedVectors:
                         )
                     if ch == b" ":
                         break
-                    if ch != b"\n":
+                    if ch == b"\n" and not word:
+                        offset += 1  # the newline that ends the previous vector
+                    else:
                         word += ch
                     if len(word) > 10_000:
                         raise ValueError(
                             f"{path}: byte offset {offset}: word {i} is not terminated."
                         )
+                where = f"{path}: byte offset {offset}"
                 buf = fh.read(nbytes)
                 if len(buf) != nbytes:
-                    raise ValueError(
-                        f"{path}: byte offset {offset}: file ends inside the vector of word {i}."
-                    )
+                    raise ValueError(f"{where}: file ends inside the vector of word {i}.")
                 vectors[i] = np.frombuffer(buf, dtype="<f4")
-                words.append(word.decode("utf-8", errors="replace"))
+                text = _decode(bytes(word), unicode_errors, where)
+                _add_word(words, seen, text, where, f"byte offset {offset}")
         return cls(vectors, words)
+
+
+def _decode(raw, unicode_errors, where):
+    """UTF-8 text of ``raw``; a ``strict`` decoding error names the position and the fix."""
+    try:
+        return raw.decode("utf-8", errors=unicode_errors)
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{where}: {raw[:60]!r} is not valid UTF-8 ({err.reason} at byte {err.start}); "
+            "pass unicode_errors='ignore' or 'replace' to load such words."
+        ) from None
+
+
+def _add_word(words, seen, word, where, position):
+    """Append ``word``, refusing a word met before (the error names both positions)."""
+    first = seen.setdefault(word, position)
+    if first is not position:
+        raise ValueError(
+            f"{where}: duplicate word {word!r} (first at {first}); each word must appear once."
+        )
+    words.append(word)
 
 
 # numba is imported on first use, so that importing skembed stays light

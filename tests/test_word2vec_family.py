@@ -1,0 +1,204 @@
+"""Behaviours Word2VecTransformer and FastTextTransformer share through one trainer.
+
+Each test runs on both estimators: they used to be two drivers that had
+drifted apart (kernel lock, callback stop and wv_ refresh, re-tokenizing a
+streamed corpus, long-document splitting, HS on torch, warm-start naming).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+import skembed.text._word2vec_training as training
+from skembed.text.fasttext import FastTextTransformer
+from skembed.text.word2vec import Word2VecTransformer
+
+DOCS = [
+    "the cat sat on the mat",
+    "the dog sat on the log",
+    "cats and dogs play together",
+    "a cat and a dog",
+] * 10
+
+CLASSES = [Word2VecTransformer, FastTextTransformer]
+
+
+def make(cls, **kw):
+    params = dict(vector_size=8, min_count=1, epochs=3, random_state=0, n_jobs=1)
+    if cls is FastTextTransformer:
+        params["bucket"] = 500
+    params.update(kw)
+    return cls(**params)
+
+
+class _CountingLock:
+    def __init__(self):
+        self.entered = 0
+
+    def __enter__(self):
+        self.entered += 1
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Reiterable:
+    """A re-iterable corpus that counts how often it is read."""
+
+    def __init__(self, docs):
+        self.docs = docs
+        self.passes = 0
+
+    def __iter__(self):
+        self.passes += 1
+        return iter(self.docs)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_kernel_lock_taken_for_every_chunk(cls, monkeypatch):
+    lock = _CountingLock()
+    monkeypatch.setattr(training, "KERNEL_LOCK", lock)
+    make(cls, epochs=2).fit(DOCS)
+    assert lock.entered == 2  # one chunk per epoch
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_callbacks_stop_and_see_fresh_vectors(cls):
+    seen = []
+
+    def callback(est, record):
+        seen.append((record["epoch"], est.wv_.vectors.copy(), len(est.history_)))
+        return record["epoch"] == 2
+
+    est = make(cls, epochs=5, callbacks=[callback]).fit(DOCS)
+    assert [s[0] for s in seen] == [1, 2] and [s[2] for s in seen] == [1, 2]
+    assert [r["epoch"] for r in est.history_] == [1, 2]
+    assert not np.array_equal(seen[0][1], seen[1][1])  # wv_ refreshed after each epoch
+    np.testing.assert_array_equal(seen[1][1], est.wv_.vectors)
+    analyzer = est._analyzer()
+    assert est.n_words_trained_ == 2 * sum(len(analyzer(d)) for d in DOCS)
+    assert set(est.history_[0]) >= {"epoch", "loss", "seconds", "learning_rate", "words"}
+    assert est.loss_history_ == [r["loss"] for r in est.history_]
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_streamed_corpus_is_read_once(cls):
+    corpus = _Reiterable([d.split() for d in DOCS])
+    est = make(cls, epochs=4, pooling="tfidf").fit(corpus)
+    assert corpus.passes == 1
+    listed = make(cls, epochs=4, pooling="tfidf").fit([d.split() for d in DOCS])
+    np.testing.assert_array_equal(est.wv_.vectors, listed.wv_.vectors)
+    np.testing.assert_array_equal(est.idf_, listed.idf_)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_long_documents_are_split(cls, monkeypatch):
+    pieces = []
+    original = training.NumbaEngine.train_chunk
+
+    def spy(self, ids, offsets, *args):
+        pieces.extend(np.diff(offsets).tolist())
+        return original(self, ids, offsets, *args)
+
+    monkeypatch.setattr(training.NumbaEngine, "train_chunk", spy)
+    words = [f"w{i % 50}" for i in range(25_000)]
+    est = make(cls, epochs=1, sample=0).fit([words, ["w1", "w2"]])
+    assert pieces == [10_000, 10_000, 5_000, 2]
+    # pooling still sees one row per document
+    assert est.transform([words]).shape == (1, 8)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_hierarchical_softmax_on_both_engines(cls):
+    pytest.importorskip("torch")
+    losses = {}
+    for engine in ["numba", "torch"]:
+        est = make(cls, engine=engine, hs=1, negative=0, epochs=10, sample=0).fit(DOCS)
+        assert est.syn1neg_ is None and est.syn1_.shape == (len(est.wv_) - 1, 8)
+        assert est.loss_history_[-1] < est.loss_history_[0]
+        losses[engine] = est.loss_history_[-1]
+    # same objective: the final losses agree within 5% (measured 1.94/1.95 and 1.95/1.97)
+    assert losses["torch"] == pytest.approx(losses["numba"], rel=0.05)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_warm_start_state_is_public_and_continues(cls):
+    est = make(cls, hs=1).fit(DOCS)
+    assert est.syn1neg_.shape == (len(est.wv_), 8) and est.syn1_.shape == (len(est.wv_) - 1, 8)
+    assert not any(k.startswith("_syn1") for k in vars(est))
+    before = est.syn1neg_.copy()
+    est.set_params(warm_start=True, epochs=1).fit(DOCS[:8])
+    assert not np.array_equal(before, est.syn1neg_)
+    assert [r["epoch"] for r in est.history_] == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_min_alpha_above_alpha_is_a_parameter_error_before_training(cls, monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("the corpus must not be read")
+
+    monkeypatch.setattr(training.EncodedCorpus, "__init__", fail)
+    with pytest.raises(ValueError, match="min_alpha=1.0 exceeds alpha=0.01"):
+        make(cls, alpha=0.01, min_alpha=1.0).fit(DOCS)
+
+
+def _raise_at_2(est, record):
+    if record["epoch"] == 2 or record["epoch"] > 3:
+        raise RuntimeError("callback failed")
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_failed_fit_leaves_a_fresh_estimator_unfitted(cls):
+    est = make(cls, callbacks=[_raise_at_2])
+    with pytest.raises(RuntimeError, match="callback failed"):
+        est.fit(DOCS)
+    assert not [k for k in vars(est) if k.endswith("_")]
+    with pytest.raises(NotFittedError):
+        est.transform(DOCS[:2])
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+@pytest.mark.parametrize("fault", ["callback", "diverged", "interrupt"])
+def test_failed_warm_start_fit_keeps_the_previous_state(cls, fault):
+    est = make(cls).fit(DOCS)
+    state = {k: v for k, v in vars(est).items() if k.endswith("_")}
+    vectors = est.wv_.vectors.copy()
+    syn1neg = est.syn1neg_.copy()
+    X = est.transform(DOCS[:3])
+    est.set_params(warm_start=True)
+    if fault == "callback":
+        est.set_params(callbacks=[_raise_at_2], epochs=3)  # epochs 4..6: fails in the first
+        error = RuntimeError
+    elif fault == "diverged":
+        est.set_params(alpha=1e30, min_alpha=1e30)
+        error = ValueError
+    else:
+
+        def interrupt(est, record):
+            raise KeyboardInterrupt
+
+        est.set_params(callbacks=[interrupt])
+        error = KeyboardInterrupt
+    with pytest.raises(error):
+        est.fit(DOCS)
+    after = {k: v for k, v in vars(est).items() if k.endswith("_")}
+    assert after.keys() == state.keys()
+    assert all(after[k] is state[k] for k in state)
+    np.testing.assert_array_equal(est.wv_.vectors, vectors)
+    np.testing.assert_array_equal(est.syn1neg_, syn1neg)
+    np.testing.assert_array_equal(est.transform(DOCS[:3]), X)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_transform_writes_nothing_and_oov_rate_is_a_method(cls):
+    est = make(cls, min_count=2).fit(DOCS + ["rareword here"])
+    n_tokens = sum(len(est._analyzer()(d)) for d in DOCS) + 2
+    assert est.oov_rate_ == pytest.approx(2 / n_tokens)
+    before = dict(vars(est))
+    est.transform(["the cat zzz qqq", "unknown words only"])
+    assert vars(est).keys() == before.keys()
+    assert all(vars(est)[k] is before[k] for k in before)
+    assert est.oov_rate(["the cat zzz qqq"]) == pytest.approx(0.5)
+    assert est.oov_rate([""]) == 0.0

@@ -1,0 +1,623 @@
+"""Doc2VecTransformer: paragraph vectors (PV-DBOW / PV-DM) with deterministic inference.
+
+Training goes through the one word2vec-family trainer
+(:mod:`skembed.text._word2vec_training`: corpus encoding, vocabulary tables,
+learning-rate schedule, chunk seeds, subsampling, divergence check, history)
+with :class:`Doc2VecEngine` as its engine; the compiled kernels are in
+:mod:`skembed.kernels.doc2vec` and reuse the word2vec kernel's output layer.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from ..base import limit_threads, restore_on_failure, seed_from_random_state
+from ..callbacks import run_callbacks
+from ..exceptions import diverged
+from ..keyedvectors import KeyedVectors
+from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary, encode, iter_tokens
+from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
+from ._word2vec_training import KERNEL_LOCK, EncodedCorpus, kernel_config, train_epochs
+
+__all__ = ["Doc2VecEngine", "Doc2VecTransformer"]
+
+
+class Doc2VecEngine:
+    """Paragraph-vector engine of the word2vec trainer (numba, deterministic threads).
+
+    Implements the engine interface of :mod:`skembed.text._word2vec_training`
+    (``train_chunk``, ``weights``) around :func:`skembed.kernels.doc2vec.train_chunk`.
+    The trainer's chunks carry no document numbers, so :class:`_DocumentChunks`
+    sets :attr:`documents` (the document of each piece of the current chunk)
+    before each chunk is trained.
+
+    Parameters
+    ----------
+    dv : numpy.ndarray of shape (n_rows, vector_size), float32
+        Document (tag) vectors, trained in place.
+    syn0, syn1neg, syn1 : numpy.ndarray, float32
+        Word input vectors and output layers, trained in place.
+    config : KernelConfig
+    dm, dbow_words : bool
+    doc_rows : numpy.ndarray of shape (n_documents,), int64
+        Row of ``dv`` of each training document.
+    n_threads : int
+        Parts trained in parallel; the result depends on it (not on timing).
+    """
+
+    def __init__(self, dv, syn0, syn1neg, syn1, config, *, dm, dbow_words, doc_rows, n_threads):
+        self.dv, self.syn0, self.syn1neg, self.syn1 = dv, syn0, syn1neg, syn1
+        self.config = config
+        self.dm, self.dbow_words = bool(dm), bool(dbow_words)
+        self.doc_rows = doc_rows
+        self.documents = None
+        n_parts = max(int(n_threads), 1)
+        # rows several threads may touch get one private copy per thread (see the kernel)
+        shared = (
+            len(np.unique(doc_rows)) < len(doc_rows),
+            self.dm or self.dbow_words,
+            config.negative > 0,
+            config.hs,
+        )
+        dim = dv.shape[1]
+        self.private = tuple(
+            np.repeat(a[None], n_parts, axis=0)
+            if flag and n_parts > 1
+            else np.zeros((n_parts, 0, dim), np.float32)
+            for a, flag in zip((dv, syn0, syn1neg, syn1), shared, strict=True)
+        )
+        # merging costs about one pass over the shared rows: train at least as many tokens
+        n_shared = sum(p.shape[1] for p in self.private)
+        self.round_tokens = max(ROUND_TOKENS, n_shared)
+
+    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
+        from ..kernels.doc2vec import train_chunk
+
+        with KERNEL_LOCK:
+            stats = train_chunk(
+                self.dv,
+                self.syn0,
+                self.syn1neg,
+                self.syn1,
+                self.private,
+                ids,
+                offsets,
+                self.doc_rows[self.documents],
+                self.config,
+                self.dm,
+                self.dbow_words,
+                float(alpha_start),
+                float(alpha_end),
+                int(seed),
+                self.round_tokens,
+            )
+        if stats[:, 2].any():
+            return float("nan"), 0.0
+        return float(stats[:, 0].sum()), float(stats[:, 1].sum())
+
+    def weights(self):
+        return self.syn0, self.syn1neg, self.syn1
+
+
+#: tokens each thread trains between two merges of the private copies (at least)
+ROUND_TOKENS = 16_384
+
+
+class _DocumentChunks:
+    """An :class:`EncodedCorpus` view that tells the engine the documents of each chunk."""
+
+    def __init__(self, corpus, engine):
+        self.corpus, self.engine = corpus, engine
+        self.n_tokens = corpus.n_tokens
+
+    def __len__(self):
+        return len(self.corpus)
+
+    def chunks(self):
+        for ids, offsets, documents in self.corpus.chunks(with_documents=True):
+            self.engine.documents = documents
+            yield ids, offsets
+
+
+class Doc2VecTransformer(
+    TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
+    """Paragraph vectors (Doc2Vec): a learned vector per document, inferred for new ones.
+
+    Learns a vector for every training document jointly with a word2vec-style
+    output layer (Le & Mikolov 2014), either by PV-DBOW (``dm=0``: the
+    document vector alone predicts each of its words) or by PV-DM (``dm=1``:
+    the mean of the document vector and the context word vectors predicts the
+    centre word). ``transform`` *infers* a vector for each document by
+    training only that document's vector against the frozen model, so it
+    embeds documents never seen in ``fit`` the same way as training ones.
+    Parameter names follow gensim's ``Doc2Vec``; gensim's default architecture
+    is PV-DM (``dm=1``), skembed's is PV-DBOW (``dm=0``), the faster one and
+    the stronger on document classification (Lau & Baldwin 2016).
+
+    Inference is deterministic: a document's randomness (initial vector,
+    subsampling, windows, negatives) is seeded from ``random_state`` and a
+    hash of its word ids, so the same document gets the same vector in any
+    batch, order, thread count or process (gensim's ``infer_vector`` gives a
+    different vector on each call).
+
+    Parameters
+    ----------
+    vector_size : int, default=100
+        Dimension of the document (and word) vectors.
+    dm : {0, 1}, default=0
+        0: PV-DBOW; 1: PV-DM (mean of the context word vectors and the
+        document vector, gensim's ``dm_mean=1``). gensim's default is 1.
+    dbow_words : {0, 1}, default=0
+        PV-DBOW only: also train word vectors by skip-gram, interleaved with
+        the document examples (slower by about ``window`` times; often better
+        document vectors on small corpora).
+    window : int, default=5
+        Maximum distance between the centre word and a context word (PV-DM,
+        and the skip-gram of ``dbow_words=1``); the effective window of each
+        centre is drawn uniformly in ``1..window``.
+    min_count : int, default=5
+        Ignore words with a lower corpus count.
+    max_vocab_size : int or None, default=None
+        Keep only the most frequent words (after ``min_count``).
+    hs : {0, 1}, default=0
+        1 for hierarchical softmax over a Huffman tree.
+    negative : int, default=5
+        Negative samples per positive example (0 disables negative sampling;
+        then ``hs`` must be 1).
+    ns_exponent : float, default=0.75
+        Noise distribution ``P(w) ∝ count(w) ** ns_exponent``.
+    sample : float, default=1e-3
+        Subsampling threshold of frequent words (word2vec.c's formula); 0
+        disables subsampling.
+    alpha : float, default=0.025
+        Initial learning rate of training (gensim's default).
+    min_alpha : float, default=1e-4
+        Final learning rate of training and of inference (at most ``alpha``
+        and ``infer_alpha``); training decays linearly over all tokens.
+    epochs : int, default=10
+        Passes over the corpus (gensim's Doc2Vec default).
+    infer_epochs : int or None, default=None
+        Passes over each document in ``transform``; ``None``: ``epochs``
+        (gensim's ``infer_vector`` default).
+    infer_alpha : float or None, default=None
+        Learning rate of the first inference pass, decayed linearly per pass
+        to ``min_alpha``; ``None``: ``alpha``.
+    lowercase, token_pattern, tokenizer
+        Tokenization of ``str`` documents (scikit-learn's analyzer); lists of
+        tokens are taken as pre-tokenized.
+    handle_missing : {"error", "empty"}, default="error"
+    handle_unknown : {"zeros", "nan", "error"}, default="zeros"
+        Output of ``transform`` for documents without any known word.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initial vectors, windows, negatives and subsampling of
+        ``fit``, and (through ``infer_seed_``) of inference.
+    n_jobs : int or None, default=None
+        Threads (``None``: ``OMP_NUM_THREADS`` or all cores). ``fit`` is
+        bit-reproducible for a given ``random_state`` and ``n_jobs``;
+        ``transform`` does not depend on ``n_jobs``.
+    callbacks : list of callable or Callback, or None, default=None
+        Each is called as ``callback(estimator, record)`` after every epoch
+        (:mod:`skembed.callbacks`; ``dv_``, ``wv_`` and ``history_`` are then
+        up to date); training stops after the epoch if one returns ``True``.
+    verbose : int, default=0
+        0: silent; 1: a progress bar over the chunks of each epoch; 2: also a
+        line per epoch.
+    dtype : numpy dtype, default=numpy.float32
+        Output dtype of ``transform``.
+
+    Attributes
+    ----------
+    dv_ : KeyedVectors
+        Trained document vectors, float32 of shape (n_rows, vector_size):
+        one row per training document with keys ``0 .. n_documents - 1``, or
+        one row per distinct tag (first-seen order) when ``fit`` got ``tags``.
+    wv_ : KeyedVectors or None
+        Word vectors with counts, trained when ``dm=1`` or ``dbow_words=1``;
+        ``None`` for pure PV-DBOW (its word vectors are never trained).
+    vocabulary_ : dict of str to int
+        Word -> row of ``syn1neg_``/``word_counts_``.
+    word_counts_ : numpy.ndarray of shape (n_words,), int64
+        Training-corpus count of each vocabulary word.
+    syn1neg_ : numpy.ndarray of shape (n_words, vector_size), float32, or None
+        Output vectors of negative sampling (``None`` if ``negative=0``).
+    syn1_ : numpy.ndarray of shape (n_words - 1, vector_size), float32, or None
+        Inner-node vectors of hierarchical softmax (``None`` if ``hs=0``).
+    infer_seed_ : int
+        Seed of inference, drawn from ``random_state`` in ``fit``.
+    history_ : list of dict
+        One record per epoch (:func:`skembed.callbacks.make_record`):
+        ``epoch``, ``loss`` (mean ``-log sigmoid`` loss per example),
+        ``seconds``, ``learning_rate``, ``words`` (raw tokens) and
+        ``words_per_second``.
+    n_words_trained_ : int
+        Raw corpus tokens times epochs run (gensim's convention for words/s).
+    train_time_ : float
+        Seconds spent in the training loop (encoding excluded).
+    words_per_second_ : float
+        ``n_words_trained_ / train_time_``.
+
+    Raises
+    ------
+    ValueError
+        In ``fit``, before any training: ``min_alpha`` above ``alpha`` or
+        ``infer_alpha``; ``negative=0`` with ``hs=0``; ``tags`` of the wrong
+        length; empty corpus or empty vocabulary after ``min_count``.
+    skembed.exceptions.TrainingDivergedError
+        A non-finite loss in ``fit`` (lower ``alpha``) or in ``transform``
+        (lower ``infer_alpha``). A ``ValueError``.
+    TypeError
+        If ``X`` is a single string or a one-shot generator.
+
+    See Also
+    --------
+    skembed.text.Word2VecTransformer : word vectors pooled per document.
+
+    Notes
+    -----
+    PV-DBOW maximises, for each document ``d`` and each of its kept words
+    ``w`` with ``k`` noise words ``n_i``, ``log σ(u_w · D_d) + Σ_i log σ(-u_{n_i}
+    · D_d)``; PV-DM replaces ``D_d`` by the mean of ``D_d`` and the input
+    vectors of ``w``'s context words. Inference maximises the same objective
+    over a new ``D_d`` alone, for ``infer_epochs`` passes.
+
+    ``fit_transform(X)`` returns the *inferred* vectors of the training
+    documents, so that it equals ``fit(X).transform(X)`` (scikit-learn's
+    rule); the vectors learned during training are in ``dv_``.
+
+    Multi-threaded training is deterministic: each thread trains its slice of
+    documents on private copies of the shared matrices for a round of at
+    least 16,384 tokens, then the changes are summed into the shared matrices
+    in thread order (see :mod:`skembed.kernels.doc2vec`). Documents longer
+    than 10,000 tokens are split into pieces that share the document vector.
+
+    A ``fit`` that fails (an exception in training, a raising callback,
+    ``KeyboardInterrupt``) leaves the estimator as it was before that ``fit``.
+
+    References
+    ----------
+    Le & Mikolov (2014), "Distributed Representations of Sentences and
+    Documents", ICML.
+    Lau & Baldwin (2016), "An Empirical Evaluation of doc2vec with Practical
+    Insights into Document Embedding Generation", RepL4NLP.
+    Mikolov, Sutskever, Chen, Corrado & Dean (2013), "Distributed
+    Representations of Words and Phrases and their Compositionality", NIPS.
+
+    Examples
+    --------
+    >>> from skembed.text.doc2vec import Doc2VecTransformer
+    >>> docs = ["the cat sat on the mat", "the dog sat on the log"] * 20
+    >>> d2v = Doc2VecTransformer(vector_size=8, min_count=1, epochs=5, random_state=0)
+    >>> X = d2v.fit_transform(docs)
+    >>> X.shape, d2v.dv_.vectors.shape
+    ((40, 8), (40, 8))
+    >>> bool((d2v.transform(docs[:2]) == X[:2]).all())
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **TEXT_PARAMETER_CONSTRAINTS,
+        "vector_size": [Interval(Integral, 1, None, closed="left")],
+        "dm": [Interval(Integral, 0, 1, closed="both")],
+        "dbow_words": [Interval(Integral, 0, 1, closed="both")],
+        "window": [Interval(Integral, 1, None, closed="left")],
+        "min_count": [Interval(Integral, 1, None, closed="left")],
+        "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
+        "hs": [Interval(Integral, 0, 1, closed="both")],
+        "negative": [Interval(Integral, 0, None, closed="left")],
+        "ns_exponent": [Interval(Real, None, None, closed="neither")],
+        "sample": [Interval(Real, 0, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "min_alpha": [Interval(Real, 0, None, closed="left")],
+        "epochs": [Interval(Integral, 1, None, closed="left")],
+        "infer_epochs": [Interval(Integral, 1, None, closed="left"), None],
+        "infer_alpha": [Interval(Real, 0, None, closed="neither"), None],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "callbacks": [list, tuple, None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        vector_size=100,
+        *,
+        dm=0,
+        dbow_words=0,
+        window=5,
+        min_count=5,
+        max_vocab_size=None,
+        hs=0,
+        negative=5,
+        ns_exponent=0.75,
+        sample=1e-3,
+        alpha=0.025,
+        min_alpha=1e-4,
+        epochs=10,
+        infer_epochs=None,
+        infer_alpha=None,
+        lowercase=True,
+        token_pattern=DEFAULT_TOKEN_PATTERN,
+        tokenizer=None,
+        handle_missing="error",
+        handle_unknown="zeros",
+        random_state=None,
+        n_jobs=None,
+        callbacks=None,
+        verbose=0,
+        dtype=np.float32,
+    ):
+        self.vector_size = vector_size
+        self.dm = dm
+        self.dbow_words = dbow_words
+        self.window = window
+        self.min_count = min_count
+        self.max_vocab_size = max_vocab_size
+        self.hs = hs
+        self.negative = negative
+        self.ns_exponent = ns_exponent
+        self.sample = sample
+        self.alpha = alpha
+        self.min_alpha = min_alpha
+        self.epochs = epochs
+        self.infer_epochs = infer_epochs
+        self.infer_alpha = infer_alpha
+        self.lowercase = lowercase
+        self.token_pattern = token_pattern
+        self.tokenizer = tokenizer
+        self.handle_missing = handle_missing
+        self.handle_unknown = handle_unknown
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.callbacks = callbacks
+        self.verbose = verbose
+        self.dtype = dtype
+
+    # ------------------------------------------------------------------ checks
+    def _check_params(self):
+        """Cross-parameter checks, before the corpus is read."""
+        for name in ("alpha", "infer_alpha"):
+            value = getattr(self, name)
+            if value is not None and self.min_alpha > value:
+                raise ValueError(
+                    f"min_alpha={self.min_alpha} exceeds {name}={value}: the learning rate "
+                    f"decays from {name} to min_alpha, so min_alpha must not exceed it."
+                )
+        if not self.hs and self.negative == 0:
+            raise ValueError(
+                "negative=0 and hs=0 leave no training objective; set negative > 0 (negative "
+                "sampling) or hs=1 (hierarchical softmax)."
+            )
+
+    def _trains_words(self):
+        return bool(self.dm or self.dbow_words)
+
+    def _tag_rows(self, tags, n_documents):
+        """``(keys, doc_rows)``: the ``dv_`` keys and the row of each document."""
+        if tags is None:
+            return list(range(n_documents)), np.arange(n_documents, dtype=np.int64)
+        if len(tags) != n_documents:
+            raise ValueError(
+                f"tags has {len(tags)} entries but X has {n_documents} documents; give one "
+                "tag per document (documents sharing a tag share a vector)."
+            )
+        index = {}
+        rows = np.fromiter((index.setdefault(t, len(index)) for t in tags), np.int64, len(tags))
+        return list(index), rows
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, tags=None):
+        """Learn document vectors (and the model that infers them) from ``X``.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+            Raw documents (tokenized by the analyzer) or pre-tokenized ones; a
+            re-iterable corpus (e.g. :class:`~skembed.text.LineCorpus`) is
+            encoded once and kept in a temporary file.
+        y : None
+            Ignored.
+        tags : sequence of hashable of length n_documents or None, default=None
+            Key of each document's vector in ``dv_`` (``None``: its row
+            position). Documents with the same tag share one vector.
+
+        Returns
+        -------
+        self : Doc2VecTransformer
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            Bad parameters or ``tags``, an empty corpus or vocabulary (checked
+            before training); :class:`~skembed.exceptions.TrainingDivergedError`
+            if the loss stops being finite.
+        """
+        self._check_params()
+        documents = self._check_documents(X, allow_iterable=True)
+        if tags is not None and hasattr(documents, "__len__"):
+            self._tag_rows(tags, len(documents))
+        with restore_on_failure(self):
+            self._fit(documents, tags)
+        return self
+
+    def _fit(self, documents, tags):
+        from ..kernels._sampling import keep_probabilities
+
+        seed = seed_from_random_state(self.random_state)
+        rng = np.random.default_rng(seed)
+        dim = self.vector_size
+        spill = not isinstance(documents, (list, tuple))
+        corpus = EncodedCorpus(documents, self._analyzer(), spill=spill)
+        try:
+            keys, doc_rows = self._tag_rows(tags, corpus.n_documents)
+            index_to_key, counts = build_vocabulary(
+                dict(zip(corpus.keys, corpus.counts.tolist(), strict=True)),
+                self.min_count,
+                self.max_vocab_size,
+            )
+            vocabulary = {w: i for i, w in enumerate(index_to_key)}
+            remap = np.fromiter((vocabulary.get(w, -1) for w in corpus.keys), np.int32)
+            n_words = len(index_to_key)
+            dv = (rng.random((len(keys), dim), dtype=np.float32) - np.float32(0.5)) / dim
+            syn0 = (rng.random((n_words, dim), dtype=np.float32) - np.float32(0.5)) / dim
+            syn1neg = np.zeros((n_words if self.negative > 0 else 0, dim), np.float32)
+            syn1 = np.zeros((max(n_words - 1, 1) if self.hs else 0, dim), np.float32)
+            config = self._config(counts)
+            history = []
+            self.vocabulary_ = vocabulary
+            self.word_counts_ = counts
+            self.infer_seed_ = int(rng.integers(0, 2**63 - 1))
+
+            def epoch_end(record):
+                history.append(record)
+                self.history_ = history
+                if not self.callbacks:
+                    return False
+                self._set_weights(dv.copy(), syn0.copy(), syn1neg.copy(), syn1.copy(), keys)
+                return run_callbacks(self.callbacks, self, record)
+
+            with limit_threads(self.n_jobs, modules=("numba",)) as n_threads:
+                engine = Doc2VecEngine(
+                    dv,
+                    syn0,
+                    syn1neg,
+                    syn1,
+                    config,
+                    dm=self.dm,
+                    dbow_words=self.dbow_words,
+                    doc_rows=doc_rows,
+                    n_threads=n_threads,
+                )
+                n_trained, seconds = train_epochs(
+                    engine,
+                    _DocumentChunks(corpus, engine),
+                    remap,
+                    keep_probabilities(counts, self.sample),
+                    epochs=self.epochs,
+                    alpha=self.alpha,
+                    min_alpha=self.min_alpha,
+                    seed=seed,
+                    epoch_end=epoch_end,
+                    name=type(self).__name__,
+                    verbose=self.verbose,
+                )
+        finally:
+            corpus.close()
+        self._set_weights(dv, syn0, syn1neg, syn1, keys)
+        self.history_ = history
+        self.n_words_trained_ = n_trained
+        self.train_time_ = seconds
+        self.words_per_second_ = n_trained / seconds if seconds > 0 else 0.0
+        self._n_features_out = dim
+
+    def _config(self, counts):
+        return kernel_config(
+            counts,
+            sg=True,
+            hs=self.hs,
+            negative=self.negative,
+            window=self.window,
+            shared_negatives=False,
+            ns_exponent=self.ns_exponent,
+            input_rows=(None, None),
+        )
+
+    def _set_weights(self, dv, syn0, syn1neg, syn1, keys):
+        index_to_key = list(self.vocabulary_)
+        self.dv_ = KeyedVectors(dv, keys)
+        self.wv_ = (
+            KeyedVectors(syn0, index_to_key, counts=self.word_counts_)
+            if self._trains_words()
+            else None
+        )
+        self.syn1neg_ = syn1neg if self.negative > 0 else None
+        self.syn1_ = syn1 if self.hs else None
+        self._n_features_out = self.vector_size
+
+    # ------------------------------------------------------------------ transform
+    def transform(self, X):
+        """Infer a vector for each document against the frozen model.
+
+        Only the document's vector is trained (``infer_epochs`` passes,
+        learning rate from ``infer_alpha`` to ``min_alpha``); the word
+        vectors and output layers are not changed. The result of a document
+        depends only on the fitted model and its words.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+
+        Returns
+        -------
+        X_new : numpy.ndarray of shape (n_documents, vector_size)
+            ``dtype`` (float32 by default). Documents without any known word
+            get zeros, NaN or an error per ``handle_unknown``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If called before ``fit``.
+        ValueError
+            If ``handle_unknown="error"`` and a document has no known word.
+        skembed.exceptions.TrainingDivergedError
+            If inference meets a non-finite value (lower ``infer_alpha``).
+        """
+        from ..kernels._sampling import keep_probabilities
+        from ..kernels.doc2vec import infer_documents
+
+        check_is_fitted(self, "dv_")
+        documents = self._check_documents(X, allow_iterable=True)
+        ids, offsets, _ = encode(iter_tokens(documents, self._analyzer()), self.vocabulary_)
+        empty_model = np.zeros((0, self.vector_size), np.float32)
+        syn0 = self.wv_.vectors if self.wv_ is not None else empty_model
+        alpha = self.alpha if self.infer_alpha is None else self.infer_alpha
+        with limit_threads(self.n_jobs, modules=("numba",)) as n_threads, KERNEL_LOCK:
+            out, bad = infer_documents(
+                syn0,
+                self.syn1neg_ if self.syn1neg_ is not None else empty_model,
+                self.syn1_ if self.syn1_ is not None else empty_model,
+                ids,
+                offsets,
+                self._config(self.word_counts_),
+                keep_probabilities(self.word_counts_, self.sample),
+                bool(self.dm),
+                int(self.infer_epochs or self.epochs),
+                float(alpha),
+                float(self.min_alpha),
+                self.infer_seed_,
+                n_threads,
+            )
+        if bad.any():
+            raise diverged(self, epoch=0, loss=float("nan"), parameter="infer_alpha", value=alpha)
+        out = self._apply_handle_unknown(out, np.diff(offsets) == 0)
+        return out.astype(self.dtype, copy=False)
+
+    def fit_transform(self, X, y=None, tags=None):
+        """Fit on ``X``, then infer the vectors of ``X`` (equal to ``fit(X).transform(X)``).
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+        y : None
+            Ignored.
+        tags : sequence of hashable or None, default=None
+            See :meth:`fit`.
+
+        Returns
+        -------
+        X_new : numpy.ndarray of shape (n_documents, vector_size)
+            The inferred vectors; the trained ones are in ``dv_``.
+        """
+        return self.fit(X, y, tags=tags).transform(X)

@@ -50,7 +50,7 @@ def quality(df, n_components, epochs, seed):
         f"n_components={n_components}, {epochs} epochs =="
     )
     results = {}
-    ae = AutoencoderEmbedder(n_components=n_components, max_epochs=epochs, random_state=seed)
+    ae = AutoencoderEmbedder(n_components=n_components, epochs=epochs, random_state=seed)
     t0 = time.perf_counter()
     ae.fit(X_tr)
     ae_fit = time.perf_counter() - t0
@@ -67,7 +67,7 @@ def quality(df, n_components, epochs, seed):
         ae.transform(X_te),
         ae_fit,
     )
-    vae = VAEEmbedder(n_components=n_components, max_epochs=epochs, random_state=seed)
+    vae = VAEEmbedder(n_components=n_components, epochs=epochs, random_state=seed)
     t0 = time.perf_counter()
     vae.fit(X_tr)
     vae_fit = time.perf_counter() - t0
@@ -137,12 +137,12 @@ def throughput(df, epochs, repeats, batch_size, seed):
     numeric_index = groups = Xt = config = None
     for _ in range(repeats):
         ae = AutoencoderEmbedder(
-            n_components=4, max_epochs=epochs, batch_size=batch_size, random_state=seed, n_jobs=1
+            n_components=4, epochs=epochs, batch_size=batch_size, random_state=seed, n_jobs=1
         )
         t0 = time.perf_counter()
         ae.fit(X)
         est_fit.append(time.perf_counter() - t0)
-        est_epoch += [h["duration_s"] for h in ae.history_]
+        est_epoch += [h["seconds"] for h in ae.history_]
         if Xt is None:
             Xt = ae.preprocessor_.transform(X)
             config = dict(ae.model_.config)
@@ -187,16 +187,16 @@ def scaling(df, factors, epochs, batch_size, seed):
     for f in factors:
         big = pd.concat([X] * f, ignore_index=True)
         ae = AutoencoderEmbedder(
-            n_components=4, max_epochs=epochs, batch_size=batch_size, random_state=seed
+            n_components=4, epochs=epochs, batch_size=batch_size, random_state=seed
         )
         t0 = time.perf_counter()
         ae.fit(big)
         total = time.perf_counter() - t0
-        per_epoch = float(np.median([h["duration_s"] for h in ae.history_]))
+        per_epoch = float(np.median([h["seconds"] for h in ae.history_]))
         base = base or per_epoch
         print(
             f"{len(big):>10} {f:>5}x {per_epoch:>8.3f} {len(big) / per_epoch:>10.0f} "
-            f"{total - sum(h['duration_s'] for h in ae.history_):>18.2f}"
+            f"{total - sum(h['seconds'] for h in ae.history_):>18.2f}"
             f"   (x{per_epoch / base:.1f} of 1x)"
         )
 

@@ -43,7 +43,7 @@ def main(argv=None):
     )
     common = dict(
         n_components=2,
-        max_epochs=args.epochs,
+        epochs=args.epochs,
         early_stopping=True,
         patience=20,
         batch_size=32,
@@ -92,7 +92,7 @@ def main(argv=None):
     axes[0].legend()
     for est, name, style in [(ae, "AE", "-"), (vae, "VAE", "--")]:
         epochs = [h["epoch"] for h in est.history_]
-        axes[3].plot(epochs, [h["train_loss"] for h in est.history_], style, label=f"{name} train")
+        axes[3].plot(epochs, [h["loss"] for h in est.history_], style, label=f"{name} train")
         axes[3].plot(epochs, [h["valid_loss"] for h in est.history_], style, label=f"{name} valid")
     axes[3].set_yscale("log")
     axes[3].set_xlabel("epoch")

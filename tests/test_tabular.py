@@ -6,7 +6,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skembed.tabular import AutoencoderEmbedder, VAEEmbedder
 
-TINY = dict(n_components=2, hidden_layer_sizes=(4,), max_epochs=2, batch_size=64, random_state=0)
+TINY = dict(n_components=2, hidden_layer_sizes=(4,), epochs=2, batch_size=64, random_state=0)
 
 
 def _expected_failed_checks(estimator):
@@ -51,15 +51,13 @@ def penguins_split(penguins):
 @pytest.fixture(scope="module")
 def fitted_ae(penguins_split):
     train, _ = penguins_split
-    return AutoencoderEmbedder(n_components=2, max_epochs=150, batch_size=32, random_state=0).fit(
-        train
-    )
+    return AutoencoderEmbedder(n_components=2, epochs=150, batch_size=32, random_state=0).fit(train)
 
 
 @pytest.fixture(scope="module")
 def fitted_vae(penguins_split):
     train, _ = penguins_split
-    return VAEEmbedder(n_components=2, max_epochs=150, batch_size=32, random_state=0).fit(train)
+    return VAEEmbedder(n_components=2, epochs=150, batch_size=32, random_state=0).fit(train)
 
 
 # ----------------------------------------------------------------------------- behaviour
@@ -76,13 +74,13 @@ def test_reproducible_and_global_rng_untouched(cls, penguins):
     import torch
 
     state = torch.random.get_rng_state()
-    a = cls(n_components=2, max_epochs=3, dropout=0.1, random_state=1).fit(penguins)
+    a = cls(n_components=2, epochs=3, dropout=0.1, random_state=1).fit(penguins)
     assert torch.equal(state, torch.random.get_rng_state())
-    b = cls(n_components=2, max_epochs=3, dropout=0.1, random_state=1).fit(penguins)
-    c = cls(n_components=2, max_epochs=3, dropout=0.1, random_state=2).fit(penguins)
+    b = cls(n_components=2, epochs=3, dropout=0.1, random_state=1).fit(penguins)
+    c = cls(n_components=2, epochs=3, dropout=0.1, random_state=2).fit(penguins)
     np.testing.assert_array_equal(a.transform(penguins), b.transform(penguins))
     assert not np.allclose(a.transform(penguins), c.transform(penguins))
-    assert [h["train_loss"] for h in a.history_] == [h["train_loss"] for h in b.history_]
+    assert [h["loss"] for h in a.history_] == [h["loss"] for h in b.history_]
 
 
 def test_dataframe_input_attributes_and_output(fitted_ae, penguins):
@@ -119,7 +117,7 @@ def test_inverse_transform_gives_labels_back(fitted_ae, penguins_split):
 def test_score_is_minus_mean_reconstruction_loss_by_hand():
     X = np.random.RandomState(0).normal(size=(60, 5))
     ae = AutoencoderEmbedder(
-        n_components=2, hidden_layer_sizes=(8,), max_epochs=5, preprocessor=None, random_state=0
+        n_components=2, hidden_layer_sizes=(8,), epochs=5, preprocessor=None, random_state=0
     ).fit(X)
     recon = ae.inverse_transform(ae.transform(X))
     expected = -np.mean(0.5 * ((recon - X) ** 2).sum(axis=1))
@@ -132,7 +130,7 @@ def test_grid_search_selects_on_score(penguins):
 
     data = penguins[NUMS].dropna()
     search = GridSearchCV(
-        AutoencoderEmbedder(max_epochs=60, hidden_layer_sizes=(16,), random_state=0),
+        AutoencoderEmbedder(epochs=60, hidden_layer_sizes=(16,), random_state=0),
         {"n_components": [1, 3]},
         cv=2,
     ).fit(data)
@@ -173,7 +171,7 @@ def test_vae_sample_transform_modes_and_score(fitted_vae, penguins_split):
     assert not np.allclose(mean, drawn) and np.isfinite(drawn).all()
     # posterior spread: draws scatter around the means with about unit-or-less scale
     assert 0 < np.abs(drawn - mean).mean() < 2.0
-    untrained = VAEEmbedder(n_components=2, max_epochs=1, random_state=0).fit(train)
+    untrained = VAEEmbedder(n_components=2, epochs=1, random_state=0).fit(train)
     assert vae.score(test) > untrained.score(test)
 
 
@@ -183,7 +181,7 @@ def test_early_stopping_restores_best_and_callbacks_stop(penguins):
         n_components=1,
         hidden_layer_sizes=(32,),
         learning_rate=0.01,
-        max_epochs=400,
+        epochs=400,
         early_stopping=True,
         patience=5,
         validation_fraction=0.2,
@@ -199,27 +197,36 @@ def test_early_stopping_restores_best_and_callbacks_stop(penguins):
         seen.append(record["epoch"])
         return record["epoch"] == 3
 
-    ae = AutoencoderEmbedder(max_epochs=50, callbacks=[stop_at_three], random_state=0).fit(data)
+    ae = AutoencoderEmbedder(epochs=50, callbacks=[stop_at_three], random_state=0).fit(data)
     assert seen == [1, 2, 3] and ae.n_epochs_ == 3
-    assert set(ae.history_[0]) == {"epoch", "train_loss", "valid_loss", "duration_s"}
+    assert set(ae.history_[0]) == {"epoch", "loss", "valid_loss", "seconds"}
+    assert ae.history_[0]["valid_loss"] is None and ae.history_[0]["seconds"] > 0
 
 
 def test_warm_start_continues_training(penguins):
     data = penguins[NUMS].dropna()
-    ae = AutoencoderEmbedder(max_epochs=5, warm_start=True, random_state=0).fit(data)
-    model, first = ae.model_, ae.history_[-1]["train_loss"]
+    ae = AutoencoderEmbedder(epochs=5, warm_start=True, random_state=0).fit(data)
+    model, first = ae.model_, ae.history_[-1]["loss"]
+    weights = {k: v.clone() for k, v in model.state_dict().items()}
+    codes = ae.transform(data)
     ae.fit(data)
-    assert ae.model_ is model and ae.n_epochs_ == 10
+    assert ae.n_epochs_ == 10
     assert [h["epoch"] for h in ae.history_] == list(range(1, 11))
-    assert ae.history_[-1]["train_loss"] < first
+    assert ae.history_[-1]["loss"] < first
+    # the continued network starts from the previous weights (a copy is trained)
+    fresh = AutoencoderEmbedder(epochs=5, random_state=0).fit(data)
+    np.testing.assert_array_equal(fresh.transform(data), codes)
+    assert all((model.state_dict()[k] == v).all() for k, v in weights.items())
 
 
 def test_nan_loss_is_a_clear_error_pointing_to_learning_rate(penguins):
-    from skembed.tabular import TrainingDivergedError
+    from skembed.exceptions import TrainingDivergedError
+    from skembed.tabular import TrainingDivergedError as OldPath
 
-    with pytest.raises(TrainingDivergedError, match="learning_rate"):
-        AutoencoderEmbedder(learning_rate=1e30, max_epochs=5, random_state=0).fit(penguins)
-    est = AutoencoderEmbedder(learning_rate=1e30, max_epochs=5, random_state=0)
+    assert OldPath is TrainingDivergedError  # the old import path still works
+    with pytest.raises(TrainingDivergedError, match=r"Lower learning_rate \(currently 1e\+30\)"):
+        AutoencoderEmbedder(learning_rate=1e30, epochs=5, random_state=0).fit(penguins)
+    est = AutoencoderEmbedder(learning_rate=1e30, epochs=5, random_state=0)
     with pytest.raises(ValueError, match="diverged"):
         est.fit(penguins)
     assert not hasattr(est, "model_")
@@ -238,18 +245,18 @@ def test_missing_values_all_missing_constant_columns(penguins):
     df["all_missing_num"] = np.nan
     df["all_missing_cat"] = pd_none_column(len(df))
     df["constant"] = 1.0
-    ae = AutoencoderEmbedder(max_epochs=3, random_state=0).fit(df)
+    ae = AutoencoderEmbedder(epochs=3, random_state=0).fit(df)
     assert np.isfinite(ae.transform(df)).all()
     back = ae.inverse_transform(ae.transform(df.iloc[:5]))
     assert back["all_missing_num"].isna().all()
     assert back["all_missing_cat"].isna().all()
     np.testing.assert_array_equal(back["constant"], 1.0)
     with pytest.raises(ValueError, match="NaN"):
-        AutoencoderEmbedder(max_epochs=2, preprocessor=None).fit(penguins[NUMS])
+        AutoencoderEmbedder(epochs=2, preprocessor=None).fit(penguins[NUMS])
     from sklearn.preprocessing import StandardScaler
 
     with pytest.raises(ValueError, match="NaN or infinity after preprocessing"):
-        AutoencoderEmbedder(max_epochs=2, preprocessor=StandardScaler()).fit(penguins[NUMS])
+        AutoencoderEmbedder(epochs=2, preprocessor=StandardScaler()).fit(penguins[NUMS])
 
 
 def pd_none_column(n):
@@ -258,14 +265,14 @@ def pd_none_column(n):
 
 def test_single_row_and_batch_norm(penguins):
     one = penguins.dropna().iloc[[0]]
-    ae = AutoencoderEmbedder(max_epochs=2, random_state=0).fit(one)
+    ae = AutoencoderEmbedder(epochs=2, random_state=0).fit(one)
     assert ae.transform(one).shape == (1, 2)
     with pytest.raises(ValueError, match="batch_norm"):
-        AutoencoderEmbedder(max_epochs=2, batch_norm=True).fit(one)
+        AutoencoderEmbedder(epochs=2, batch_norm=True).fit(one)
     with pytest.warns(UserWarning, match="early_stopping"):
-        AutoencoderEmbedder(max_epochs=2, early_stopping=True).fit(one)
+        AutoencoderEmbedder(epochs=2, early_stopping=True).fit(one)
     # 2 rows with batch norm work; a trailing 1-row batch is skipped
-    bn = AutoencoderEmbedder(max_epochs=2, batch_norm=True, batch_size=4, random_state=0)
+    bn = AutoencoderEmbedder(epochs=2, batch_norm=True, batch_size=4, random_state=0)
     assert np.isfinite(bn.fit(penguins.iloc[:9]).transform(penguins.iloc[:9])).all()
 
 
@@ -273,11 +280,11 @@ def test_custom_preprocessor_and_inverse(penguins):
     from sklearn.preprocessing import Normalizer, StandardScaler
 
     data = penguins[NUMS].dropna()
-    ae = AutoencoderEmbedder(max_epochs=30, preprocessor=StandardScaler(), random_state=0)
+    ae = AutoencoderEmbedder(epochs=30, preprocessor=StandardScaler(), random_state=0)
     back = ae.fit(data).inverse_transform(ae.transform(data))
     assert back.shape == data.shape and abs(back[:, 3].mean() - data.iloc[:, 3].mean()) < 300
     no_inverse = Normalizer()
-    ae = AutoencoderEmbedder(max_epochs=2, preprocessor=no_inverse).fit(data)
+    ae = AutoencoderEmbedder(epochs=2, preprocessor=no_inverse).fit(data)
     with pytest.raises(ValueError, match="inverse_transform"):
         ae.inverse_transform(ae.transform(data))
 
@@ -312,9 +319,81 @@ def test_pickle_weights_only_and_missing_device_fallback(fitted_ae, penguins, mo
     np.testing.assert_array_equal(moved.transform(penguins), fitted_ae.transform(penguins))
 
 
-def test_verbose_progress_bar(penguins, capsys):
-    AutoencoderEmbedder(max_epochs=2, verbose=True, random_state=0).fit(penguins)
-    assert "AutoencoderEmbedder" in capsys.readouterr().err
+def test_verbose_progress_bar_and_epoch_lines(penguins, capsys):
+    AutoencoderEmbedder(epochs=2, verbose=True, random_state=0).fit(penguins)
+    err = capsys.readouterr().err
+    assert "AutoencoderEmbedder" in err and "epoch 1:" not in err
+    AutoencoderEmbedder(epochs=2, verbose=2, random_state=0).fit(penguins)
+    out = capsys.readouterr()
+    lines = [ln for ln in (out.out + out.err).splitlines() if ln.startswith("epoch ")]
+    assert [ln.split(":")[0] for ln in lines] == ["epoch 1", "epoch 2"]
+    assert "loss=" in lines[0] and lines[0].endswith(" s")
+    AutoencoderEmbedder(epochs=2, verbose=0, random_state=0).fit(penguins)
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == ""
+
+
+class Boom(Exception):
+    pass
+
+
+def _explode_at(epoch):
+    def callback(est, record):
+        if record["epoch"] == epoch:
+            raise Boom
+
+    return callback
+
+
+@pytest.mark.parametrize("cls", [AutoencoderEmbedder, VAEEmbedder])
+def test_failed_fit_leaves_estimator_unfitted_or_as_before(cls, penguins):
+    from sklearn.exceptions import NotFittedError
+
+    data = penguins[NUMS].dropna()
+    est = cls(n_components=2, epochs=4, callbacks=[_explode_at(2)], random_state=0)
+    with pytest.raises(Boom):
+        est.fit(data)
+    with pytest.raises(NotFittedError):
+        est.transform(data)
+    assert not [k for k in vars(est) if k.endswith("_")]
+    # warm start: a failed second fit leaves the first one exactly as it was
+    est.set_params(callbacks=None, warm_start=True).fit(data)
+    codes = est.transform(data)
+    params = est.get_params(deep=False)
+    before = {k: v for k, v in vars(est).items() if k not in params}
+    history = [dict(r) for r in est.history_]
+    weights = {k: v.clone() for k, v in est.model_.state_dict().items()}
+    est.set_params(callbacks=[_explode_at(6)])  # epochs 5, 6 of the continued run
+    with pytest.raises(Boom):
+        est.fit(data)
+    assert vars(est).keys() - params.keys() == before.keys()
+    for key, value in before.items():
+        assert vars(est)[key] is value, key
+    assert est.history_ == history and est.n_epochs_ == 4
+    assert all((est.model_.state_dict()[k] == v).all() for k, v in weights.items())
+    np.testing.assert_array_equal(est.transform(data), codes)
+    # and divergence during a warm start too
+    est.set_params(callbacks=None, learning_rate=1e30)
+    with pytest.raises(ValueError, match="diverged"):
+        est.fit(data)
+    np.testing.assert_array_equal(est.transform(data), codes)
+
+
+def test_vae_sample_transform_is_seeded_and_stores_nothing(penguins):
+    data = penguins[NUMS].dropna()
+    vae = VAEEmbedder(n_components=2, epochs=3, transform_mode="sample", random_state=0).fit(data)
+    before = dict(vars(vae))
+    a, b = vae.transform(data), vae.transform(data)
+    np.testing.assert_array_equal(a, b)
+    assert vars(vae) == before
+    import torch
+
+    with torch.no_grad():
+        x = torch.from_numpy(vae._preprocess(data))
+        mu, log_var = (t.numpy() for t in vae.model_.encode_distribution(x))
+    np.testing.assert_allclose(vae.set_params(transform_mode="mean").transform(data), mu, atol=1e-6)
+    eps = (a - mu) / np.exp(0.5 * log_var)  # draws are mu + sigma * eps, eps ~ N(0, 1)
+    assert abs(eps.mean()) < 0.15 and 0.85 < eps.std() < 1.15
 
 
 def test_bad_parameters_and_codes():
@@ -323,7 +402,7 @@ def test_bad_parameters_and_codes():
         AutoencoderEmbedder(hidden_layer_sizes=(0,)).fit(X)
     with pytest.raises(ValueError, match="beta"):
         VAEEmbedder(beta=0).fit(X)
-    ae = AutoencoderEmbedder(max_epochs=1).fit(X)
+    ae = AutoencoderEmbedder(epochs=1).fit(X)
     with pytest.raises(ValueError, match="shape"):
         ae.inverse_transform(np.zeros((2, 5)))
 
@@ -375,7 +454,7 @@ def test_compare_tabular_leaderboard(penguins):
 
 def test_missing_in_transform_only_column_is_imputed(penguins):
     data = penguins.dropna()
-    ae = AutoencoderEmbedder(max_epochs=2, random_state=0).fit(data)
+    ae = AutoencoderEmbedder(epochs=2, random_state=0).fit(data)
     row = penguins.iloc[[3]]  # all four measurements and sex missing; no NaN seen in fit
     with pytest.warns(UserWarning, match="unknown categories"):
         assert np.isfinite(ae.transform(row)).all()

@@ -3,7 +3,7 @@
 Importing this package does not import torch; torch is imported in ``fit``.
 """
 
-from ._base import TrainingDivergedError
+from ..exceptions import TrainingDivergedError  # also importable from here, as before
 from .autoencoder import AutoencoderEmbedder
 from .vae import VAEEmbedder
 

@@ -3,8 +3,10 @@
 The training loop batches in-memory tensors (one permutation per epoch and
 contiguous slices of the permuted matrix, no DataLoader, no per-row Python
 objects), keeps the loss on the device and synchronises once per epoch,
-supports early stopping with restoration of the best weights, callbacks,
-``warm_start`` and per-epoch ``history_``. All randomness comes from
+supports early stopping with restoration of the best weights, callbacks
+(:mod:`skembed.callbacks`), ``warm_start`` and per-epoch ``history_``
+records. A failed ``fit`` leaves the estimator as it was (a warm start
+trains a copy of the network). All randomness comes from
 ``random_state``: a local ``torch.Generator`` for shuffling and sampling, and
 a forked, seeded global RNG (restored afterwards) for weight initialisation
 and dropout.
@@ -12,6 +14,7 @@ and dropout.
 
 from __future__ import annotations
 
+import copy
 import io
 import time
 import warnings
@@ -30,7 +33,17 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import base as _base
-from ..base import limit_threads, progress, resolve_device, torch_generator
+from ..base import (
+    COMPUTE_PARAMETER_CONSTRAINTS,
+    limit_threads,
+    progress,
+    report_epoch,
+    resolve_device,
+    restore_on_failure,
+    torch_generator,
+)
+from ..callbacks import make_record, run_callbacks
+from ..exceptions import TrainingDivergedError, diverged
 from ._preprocess import TabularPreprocessor, _is_dataframe
 
 #: rows per forward pass at inference (transform, score, validation loss)
@@ -44,24 +57,20 @@ TABULAR_PARAMETER_CONSTRAINTS = {
     "batch_norm": ["boolean"],
     "learning_rate": [Interval(Real, 0, None, closed="neither")],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
-    "max_epochs": [Interval(Integral, 1, None, closed="left")],
+    "epochs": [Interval(Integral, 1, None, closed="left")],
     "early_stopping": ["boolean"],
     "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     "patience": [Interval(Integral, 1, None, closed="left")],
     "tol": [Interval(Real, 0, None, closed="left")],
     "weight_decay": [Interval(Real, 0, None, closed="left")],
     "preprocessor": [StrOptions({"auto"}), HasMethods(["fit", "transform"]), None],
-    "random_state": ["random_state"],
-    "device": "no_validation",
+    **COMPUTE_PARAMETER_CONSTRAINTS,
     "verbose": ["verbose"],
     "warm_start": ["boolean"],
     "callbacks": [list, tuple, None],
-    "n_jobs": [Integral, None],
 }
 
-
-class TrainingDivergedError(ValueError, FloatingPointError):
-    """The training loss became NaN or infinite."""
+__all__ = ["BaseTabularEmbedder", "TrainingDivergedError"]  # the error: old import path
 
 
 class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -152,7 +161,11 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         return torch.from_numpy(Xt).to(self.device_)
 
     def _loss_layout(self):
-        """``(numeric_index tensor or None, categorical groups)`` on ``device_``, cached."""
+        """``(numeric_index tensor or None, categorical groups)`` on ``device_``.
+
+        Cached by ``fit`` for its batches; computed afresh (not stored) otherwise,
+        so that scoring or transforming never writes to the estimator.
+        """
         cache = self.__dict__.get("_layout_cache")
         if cache is not None and cache[0] == self.device_ and cache[1] is self.preprocessor_:
             return cache[2]
@@ -161,7 +174,6 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         numeric_index, groups = self._layout()
         if numeric_index is not None:
             numeric_index = torch.as_tensor(numeric_index, dtype=torch.long, device=self.device_)
-        self._layout_cache = (self.device_, self.preprocessor_, (numeric_index, groups))
         return numeric_index, groups
 
     def _build_module(self, n_inputs):
@@ -230,12 +242,23 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
 
         Raises
         ------
-        TrainingDivergedError
+        skembed.exceptions.TrainingDivergedError
             (a ``ValueError``) if the loss becomes NaN or infinite; lower
             ``learning_rate``.
         ValueError
             If ``X`` is empty, or has NaN that the preprocessor does not impute.
+
+        Notes
+        -----
+        A ``fit`` that raises (divergence, a raising callback, an interrupt)
+        leaves a fresh estimator unfitted and a ``warm_start`` one exactly as
+        it was before the call.
         """
+        with restore_on_failure(self):
+            self._fit(X)
+        return self
+
+    def _fit(self, X):
         warm = self.warm_start and hasattr(self, "model_")
         X = self._validate_input(X, reset=not warm)
         if not warm:
@@ -280,19 +303,16 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
             )
 
         with limit_threads(self.n_jobs, modules=("torch",)), self._rng_fork(seed):
-            if not warm:
+            if warm:  # train copies: a failed fit must leave the fitted ones untouched
+                self.model_ = copy.deepcopy(self.model_)
+                self.history_ = list(self.history_)
+            else:
                 self.model_ = self._build_module(n_inputs).to(self.device_)
                 self.history_ = []
                 self._seed_ = seed
-            try:
-                self._train(X_train, X_valid, seed)
-            except TrainingDivergedError:
-                if not warm:
-                    for name in ("model_", "history_", "n_epochs_", "best_epoch_"):
-                        self.__dict__.pop(name, None)
-                raise
+            self._layout_cache = (self.device_, self.preprocessor_, self._loss_layout())
+            self._train(X_train, X_valid, seed)
         self._n_features_out = int(self.n_components)
-        return self
 
     def _train(self, X_train, X_valid, seed):
         import torch
@@ -314,14 +334,10 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         best_state = None
         best_epoch = start_epoch
         bad_epochs = 0
-        callbacks = list(self.callbacks or [])
         bar = progress(
-            range(start_epoch + 1, start_epoch + self.max_epochs + 1),
-            verbose=self.verbose,
-            desc=type(self).__name__,
-            unit="epoch",
+            total=self.epochs, verbose=self.verbose, desc=type(self).__name__, unit="epoch"
         )
-        for epoch in bar:
+        for epoch in range(start_epoch + 1, start_epoch + self.epochs + 1):
             t0 = time.perf_counter()
             model.train()
             perm = torch.randperm(n, generator=gen, device=device)
@@ -336,21 +352,20 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
                 total += loss.detach() * xb.shape[0]
             train_loss = float(total) / stop
             if not np.isfinite(train_loss):
-                raise TrainingDivergedError(
-                    f"{type(self).__name__} training diverged: the loss is {train_loss} at epoch "
-                    f"{epoch}. Lower learning_rate (currently {self.learning_rate}), e.g. by a "
-                    "factor of 10, and check the input scale (preprocessor='auto' standardises "
-                    "numeric columns)."
+                bar.close()
+                raise diverged(
+                    self,
+                    epoch=epoch,
+                    loss=train_loss,
+                    parameter="learning_rate",
+                    value=self.learning_rate,
+                    hint="Check the input scale too (preprocessor='auto' standardises numeric "
+                    "columns).",
                 )
             valid_loss = None
             if x_valid is not None:
                 valid_loss = float(self._mean_row_loss(x_valid))
-            record = {
-                "epoch": epoch,
-                "train_loss": train_loss,
-                "valid_loss": valid_loss,
-                "duration_s": time.perf_counter() - t0,
-            }
+            record = make_record(epoch, train_loss, t0, valid_loss=valid_loss)
             self.history_.append(record)
             monitored = train_loss if valid_loss is None else valid_loss
             if monitored < best - self.tol * abs(best if np.isfinite(best) else 0.0):
@@ -359,15 +374,17 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
                     best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
             else:
                 bad_epochs += 1
-            if self.verbose:
-                bar.set_postfix(train_loss=f"{train_loss:.4g}", valid_loss=valid_loss)
-            stop_now = False
-            for cb in callbacks:
-                stop_now = bool(cb(self, record)) or stop_now
+            report_epoch(bar, record, self.verbose)
+            self.n_epochs_ = len(self.history_)
+            self.best_epoch_ = best_epoch
+            model.eval()  # callbacks may transform with the current weights
+            stop_now = run_callbacks(self.callbacks, self, record)
+            model.train()
             if stop_now or (
                 self.early_stopping and x_valid is not None and bad_epochs >= self.patience
             ):
                 break
+        bar.close()
         if best_state is not None:
             model.load_state_dict(best_state)
         model.eval()

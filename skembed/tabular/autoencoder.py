@@ -30,8 +30,10 @@ class AutoencoderEmbedder(BaseTabularEmbedder):
         AdamW step size. Lower it if training diverges.
     batch_size : int, default=256
         Rows per gradient step.
-    max_epochs : int, default=100
-        Passes over the training rows (per ``fit`` call, also with ``warm_start``).
+    epochs : int, default=100
+        Passes over the training rows (per ``fit`` call, also with
+        ``warm_start``); an upper bound with ``early_stopping`` or a stopping
+        callback. Called ``max_epochs`` before skembed 0.2.
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the rows, stop when the
         validation loss has not improved by ``tol`` (relative) for
@@ -57,19 +59,23 @@ class AutoencoderEmbedder(BaseTabularEmbedder):
         split; the same int gives identical codes on the CPU.
     device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device, default="cpu"
         Resolved in ``fit`` into ``device_``.
-    verbose : bool or int, default=False
-        Progress bar over epochs with the train/validation loss.
+    verbose : int, default=0
+        0: silent; 1: a progress bar over epochs with the train/validation
+        loss; 2: also one line per epoch.
     warm_start : bool, default=False
         Continue training the fitted network (and keep the fitted
         preprocessor) on the next ``fit`` call, appending to ``history_``.
-        The optimiser state is rebuilt.
+        The optimiser state is rebuilt. A warm-start ``fit`` that fails
+        leaves the previous fit untouched.
     callbacks : list of callable or None, default=None
         Each is called after every epoch as ``callback(estimator, record)``
-        with ``record`` the new ``history_`` entry; returning ``True`` stops
+        (:mod:`skembed.callbacks`) with ``record`` the new ``history_`` entry
+        and ``model_`` holding the epoch's weights; returning ``True`` stops
         training.
     n_jobs : int or None, default=1
-        Threads for torch/BLAS during ``fit``/``transform``
-        (see :func:`skembed.base.resolve_n_jobs`). One by default: the
+        Threads for torch/BLAS during ``fit``/``transform``. ``None``:
+        ``OMP_NUM_THREADS`` if set, else every core (the library-wide
+        meaning, :func:`skembed.base.resolve_n_jobs`). One by default: the
         per-batch matrices of tabular networks are too small for intra-op
         parallelism to pay off (it was 100x slower on a loaded 2-core
         machine); raise it for wide networks and large batches.
@@ -81,8 +87,10 @@ class AutoencoderEmbedder(BaseTabularEmbedder):
     preprocessor_ : TabularPreprocessor, transformer or None
         The fitted preprocessor.
     history_ : list of dict
-        Per epoch: ``epoch``, ``train_loss``, ``valid_loss`` (None without
-        early stopping), ``duration_s``.
+        One record per epoch (:func:`skembed.callbacks.make_record`):
+        ``epoch`` (1-based, continued by ``warm_start``), ``loss`` (mean
+        training loss per row), ``seconds`` and ``valid_loss`` (None without
+        early stopping).
     n_epochs_ : int
         Epochs run in total.
     best_epoch_ : int
@@ -95,9 +103,10 @@ class AutoencoderEmbedder(BaseTabularEmbedder):
 
     Raises
     ------
-    TrainingDivergedError
+    skembed.exceptions.TrainingDivergedError
         A ``ValueError`` raised by ``fit`` when the loss becomes NaN/inf; the
-        message points to ``learning_rate``.
+        message points to ``learning_rate``. The estimator is then left as it
+        was before that ``fit``.
 
     See Also
     --------
@@ -124,7 +133,7 @@ class AutoencoderEmbedder(BaseTabularEmbedder):
     >>> import numpy as np
     >>> from skembed.tabular import AutoencoderEmbedder
     >>> X = np.random.RandomState(0).normal(size=(100, 5))
-    >>> ae = AutoencoderEmbedder(n_components=2, max_epochs=5, random_state=0).fit(X)
+    >>> ae = AutoencoderEmbedder(n_components=2, epochs=5, random_state=0).fit(X)
     >>> ae.transform(X).shape
     (100, 2)
     >>> ae.inverse_transform(ae.transform(X[:3])).shape
@@ -143,7 +152,7 @@ class AutoencoderEmbedder(BaseTabularEmbedder):
         batch_norm=False,
         learning_rate=1e-3,
         batch_size=256,
-        max_epochs=100,
+        epochs=100,
         early_stopping=False,
         validation_fraction=0.1,
         patience=10,
@@ -152,7 +161,7 @@ class AutoencoderEmbedder(BaseTabularEmbedder):
         preprocessor="auto",
         random_state=None,
         device="cpu",
-        verbose=False,
+        verbose=0,
         warm_start=False,
         callbacks=None,
         n_jobs=1,
@@ -164,7 +173,7 @@ class AutoencoderEmbedder(BaseTabularEmbedder):
         self.batch_norm = batch_norm
         self.learning_rate = learning_rate
         self.batch_size = batch_size
-        self.max_epochs = max_epochs
+        self.epochs = epochs
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.patience = patience

@@ -33,7 +33,7 @@ class VAEEmbedder(BaseTabularEmbedder):
         ``transform`` returns the posterior mean, or one draw ``mu + sigma *
         eps`` per row (seeded from ``random_state``, so repeated calls agree).
     hidden_layer_sizes, activation, dropout, batch_norm, learning_rate, \
-batch_size, max_epochs, early_stopping, validation_fraction, patience, tol, \
+batch_size, epochs, early_stopping, validation_fraction, patience, tol, \
 weight_decay, preprocessor, random_state, device, verbose, warm_start, \
 callbacks, n_jobs
         As in :class:`~skembed.tabular.AutoencoderEmbedder`.
@@ -46,8 +46,9 @@ callbacks, n_jobs
 
     Raises
     ------
-    TrainingDivergedError
-        A ``ValueError`` raised by ``fit`` when the loss becomes NaN/inf.
+    skembed.exceptions.TrainingDivergedError
+        A ``ValueError`` raised by ``fit`` when the loss becomes NaN/inf
+        (the estimator is then left as it was before that ``fit``).
 
     See Also
     --------
@@ -77,7 +78,7 @@ callbacks, n_jobs
     >>> import numpy as np
     >>> from skembed.tabular import VAEEmbedder
     >>> X = np.random.RandomState(0).normal(size=(100, 5))
-    >>> vae = VAEEmbedder(n_components=2, max_epochs=5, random_state=0).fit(X)
+    >>> vae = VAEEmbedder(n_components=2, epochs=5, random_state=0).fit(X)
     >>> vae.transform(X).shape
     (100, 2)
     >>> vae.sample(3, random_state=0).shape
@@ -103,7 +104,7 @@ callbacks, n_jobs
         batch_norm=False,
         learning_rate=1e-3,
         batch_size=256,
-        max_epochs=100,
+        epochs=100,
         early_stopping=False,
         validation_fraction=0.1,
         patience=10,
@@ -112,7 +113,7 @@ callbacks, n_jobs
         preprocessor="auto",
         random_state=None,
         device="cpu",
-        verbose=False,
+        verbose=0,
         warm_start=False,
         callbacks=None,
         n_jobs=1,
@@ -126,7 +127,7 @@ callbacks, n_jobs
         self.batch_norm = batch_norm
         self.learning_rate = learning_rate
         self.batch_size = batch_size
-        self.max_epochs = max_epochs
+        self.epochs = epochs
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.patience = patience
@@ -155,12 +156,6 @@ callbacks, n_jobs
     def _train_loss(self, model, x, gen):
         return self._elbo_terms(model, x, gen).mean()
 
-    def _encode(self, xb):
-        if self.transform_mode == "sample":
-            mu, log_var = self.model_.encode_distribution(xb)
-            return self.model_.reparameterize(mu, log_var, self._transform_generator)
-        return self.model_.encode(xb)
-
     def transform(self, X):
         """Posterior means (or draws, ``transform_mode="sample"``) of the rows.
 
@@ -171,15 +166,20 @@ callbacks, n_jobs
         Returns
         -------
         codes : numpy.ndarray of shape (n_samples, n_components), float32
+            With ``transform_mode="sample"`` the draws are seeded from
+            ``random_state``, so repeated calls on the same rows agree.
         """
-        check_is_fitted(self, "model_")
-        if self.transform_mode == "sample":
-            seed = seed_from_random_state(self.random_state)
-            self._transform_generator = torch_generator(seed, self.device_)
-        try:
+        if self.transform_mode != "sample":
             return super().transform(X)
-        finally:
-            self.__dict__.pop("_transform_generator", None)
+        Xt = self._check_fitted_input(X)
+        gen = torch_generator(seed_from_random_state(self.random_state), self.device_)
+
+        def draw(xb):
+            mu, log_var = self.model_.encode_distribution(xb)
+            return self.model_.reparameterize(mu, log_var, gen)
+
+        with limit_threads(self.n_jobs):
+            return self._batched_rows(draw, Xt)
 
     def sample(self, n_samples=1, random_state=None):
         """Generate new rows: ``z ~ N(0, I)``, decoded to the original column space.

@@ -12,6 +12,7 @@ import errno
 import hashlib
 import io
 import multiprocessing
+import pickle
 import warnings
 
 import numpy as np
@@ -70,6 +71,20 @@ def test_rows_written_by_one_store_are_read_by_another(tmp_path):
     table = np.load(entry, allow_pickle=False)
     assert table.dtype.names == ("key", "vector") and table["vector"].shape[1] == WIDTH
     assert entry.suffix == ".npy"
+
+
+def test_an_unpickled_directory_store_is_the_process_store_of_that_directory(tmp_path):
+    """Workers that receive an estimator per task (joblib, Dask) share one store each."""
+    store = EmbeddingCache(tmp_path)
+    cached_transform(store, DOCS[:2])
+    first, second = (pickle.loads(pickle.dumps(store)) for _ in range(2))
+    assert first is second is get_cache(tmp_path)
+    out, n = cached_transform(first, DOCS[:2])
+    assert n == 0
+    np.testing.assert_array_equal(out, fake_embed(DOCS[:2]))
+    memory = EmbeddingCache()
+    cached_transform(memory, DOCS[:2])
+    assert len(memory) == 2 and len(pickle.loads(pickle.dumps(memory))) == 0  # rows stay home
 
 
 def test_half_written_temporary_files_are_never_read(tmp_path):
@@ -286,6 +301,7 @@ def _worker(args):
     return np.stack(outs), store.hits, [str(w.message) for w in caught]
 
 
+@pytest.mark.slow  # 6 s on an idle 2-core machine, 20 s under load: 4 spawned interpreters
 def test_concurrent_processes_share_one_directory(tmp_path):
     ctx = multiprocessing.get_context("spawn")
     seeds = range(N_PROCESSES)

@@ -254,11 +254,13 @@ class EmbeddingCache:
         # a handle to a shared store: clone()/deepcopy must share it, not copy it
         return self
 
-    def __getstate__(self):
-        return {"directory": self.directory}
-
-    def __setstate__(self, state):
-        self.__init__(state["directory"])
+    def __reduce__(self):
+        # Pickled without its rows. A directory store unpickles to the one store of that
+        # directory in the receiving process (joblib/Dask workers: the rows read from disk
+        # serve every task there); a memory store unpickles empty.
+        if self.directory is None:
+            return (EmbeddingCache, ())
+        return (get_cache, (str(self.directory),))
 
     def __len__(self):
         return sum(len(rows) for rows in self._rows.values())

@@ -9,7 +9,7 @@ a model needs (the error names the missing one), a ``(model, tokenizer)``
 pair of already loaded objects is taken as is, and any other name is left to
 ``transformers`` (hub or local cache) with one clear error when it cannot be
 found. ``load_encoder`` loads and keeps the result in a process-level cache
-keyed by (model, revision, dtype, device, quantize), so ``clone()`` and every
+keyed by (model, revision, torch_dtype, device, quantize), so ``clone()`` and every
 fold of a grid search share one copy of the weights.
 
 torch and transformers are imported inside the functions only.
@@ -250,12 +250,12 @@ def _check_encoder_config(config, name):
         )
 
 
-def _torch_dtype(dtype):
+def _torch_dtype(torch_dtype):
     import torch
 
-    name = str(dtype).replace("torch.", "")
+    name = str(torch_dtype).replace("torch.", "")
     if name not in _DTYPES:
-        raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}.")
+        raise ValueError(f"torch_dtype must be one of {_DTYPES}, got {torch_dtype!r}.")
     return name, getattr(torch, name)
 
 
@@ -309,7 +309,7 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
     import torch
 
     if quantize == "int8":
-        base = load_encoder(source, revision=revision, dtype=dtype_name, device=device)
+        base = load_encoder(source, revision=revision, torch_dtype=dtype_name, device=device)
         with warnings.catch_warnings():  # torch.ao deprecation notices (still the CPU path)
             warnings.simplefilter("ignore", DeprecationWarning)
             warnings.simplefilter("ignore", UserWarning)
@@ -324,12 +324,12 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
         return LoadedEncoder(
             model, base.tokenizer, base.max_length, source, base.hidden_size, base.n_hidden_states
         )
-    _, torch_dtype = _torch_dtype(dtype_name)
+    _, compute_dtype = _torch_dtype(dtype_name)
     if source.kind == "object":
         model, tokenizer = source.objects
         param = next(iter(model.parameters()))
-        if param.dtype != torch_dtype or param.device != torch.device(device):
-            model = copy.deepcopy(model).to(device=device, dtype=torch_dtype)
+        if param.dtype != compute_dtype or param.device != torch.device(device):
+            model = copy.deepcopy(model).to(device=device, dtype=compute_dtype)
     else:
         from transformers import AutoConfig, AutoModel, AutoTokenizer
 
@@ -344,7 +344,7 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
         try:
             tokenizer = AutoTokenizer.from_pretrained(source.location, **kwargs)
             model = AutoModel.from_pretrained(
-                source.location, config=config, dtype=torch_dtype, **kwargs
+                source.location, config=config, dtype=compute_dtype, **kwargs
             )
         except OSError as exc:
             raise _not_found(source, revision, exc) from None
@@ -371,7 +371,7 @@ def _not_found(source, revision, exc):
     )
 
 
-def load_encoder(source, *, revision=None, dtype="float32", device="cpu", quantize=None):
+def load_encoder(source, *, revision=None, torch_dtype="float32", device="cpu", quantize=None):
     """Load an encoder and its tokenizer, sharing the weights process-wide.
 
     Parameters
@@ -380,7 +380,7 @@ def load_encoder(source, *, revision=None, dtype="float32", device="cpu", quanti
         From :func:`resolve_model`.
     revision : str or None, default=None
         Hub revision (branch, tag or commit); ignored for local directories.
-    dtype : {"float32", "float16", "bfloat16"}, default="float32"
+    torch_dtype : {"float32", "float16", "bfloat16"}, default="float32"
         Dtype of the weights and the computation.
     device : str, default="cpu"
         A resolved device string (see :func:`skembed.base.resolve_device`).
@@ -392,8 +392,8 @@ def load_encoder(source, *, revision=None, dtype="float32", device="cpu", quanti
     Returns
     -------
     encoder : LoadedEncoder
-        Shared by every caller with the same (model, revision, dtype, device,
-        quantize); never modify it.
+        Shared by every caller with the same (model, revision, torch_dtype,
+        device, quantize); never modify it.
 
     Raises
     ------
@@ -401,10 +401,11 @@ def load_encoder(source, *, revision=None, dtype="float32", device="cpu", quanti
         If a hub name cannot be found locally nor downloaded (the message says
         where it looked).
     ValueError
-        For a non-encoder model, an unknown dtype, or ``quantize="int8"`` on a
-        non-CPU device or with a dtype other than float32.
+        For a non-encoder model, an unknown ``torch_dtype``, or
+        ``quantize="int8"`` on a non-CPU device or with a ``torch_dtype``
+        other than float32.
     """
-    dtype_name, _ = _torch_dtype(dtype)
+    dtype_name, _ = _torch_dtype(torch_dtype)
     if quantize is not None:
         if quantize != "int8":
             raise ValueError(f"quantize must be None or 'int8', got {quantize!r}.")
@@ -414,11 +415,11 @@ def load_encoder(source, *, revision=None, dtype="float32", device="cpu", quanti
                 f"device={device!r}. Use device='cpu' or quantize=None."
             )
         if dtype_name != "float32":
-            raise ValueError("quantize='int8' needs dtype='float32'.")
+            raise ValueError("quantize='int8' needs torch_dtype='float32'.")
     if dtype_name == "float16" and device == "cpu":
         raise ValueError(
-            "dtype='float16' is meant for accelerators (CUDA/MPS); on the CPU use 'float32' or "
-            "'bfloat16'."
+            "torch_dtype='float16' is meant for accelerators (CUDA/MPS); on the CPU use "
+            "'float32' or 'bfloat16'."
         )
     rev = None if source.kind != "hub" else revision
     key = (source.key, rev, dtype_name, device, quantize)

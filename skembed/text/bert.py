@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 import warnings
 from numbers import Integral
@@ -20,8 +21,8 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import limit_threads, progress, resolve_device
-from ._base import DEVICE_CONSTRAINT, TextEmbedderMixin
+from ..base import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, progress, resolve_device
+from ._base import TextEmbedderMixin
 from ._embedding_cache import EmbeddingCache, get_cache, text_hash
 from ._hf import DEFAULT_MODEL, LoadedEncoder, ModelSource, load_encoder, resolve_model
 
@@ -29,6 +30,13 @@ __all__ = ["BertPooledEmbedder"]
 
 _POOLING = ("cls", "mean", "max", "mean_sqrt_len")
 _LAYER_COMBINE = ("mean", "sum", "concat")
+#: lone surrogate code points (what ``errors="surrogateescape"`` reading produces)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean_text(text):
+    """``text`` with lone surrogates replaced by U+FFFD (tokenizers cannot encode them)."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 class BertPooledEmbedder(
@@ -92,14 +100,12 @@ class BertPooledEmbedder(
         special tokens.
     batch_size : int, default=32
         Sequences per forward pass.
-    output : {"sentence", "tokens"}, default="sentence"
-        ``"sentence"``: one vector per document. ``"tokens"``: ``transform``
-        returns a list of per-document arrays of contextual word-piece
-        vectors (special tokens and padding excluded, ``layers`` combined as
-        above); the word pieces of the last call are in ``tokens_``.
-    dtype : {"float32", "bfloat16", "float16"}, default="float32"
+    torch_dtype : {"float32", "bfloat16", "float16"}, default="float32"
         Dtype of the weights and the computation (``float16`` on accelerators
-        only). The output is always float32.
+        only). Called ``dtype`` before skembed 0.2.
+    dtype : numpy dtype, default=numpy.float32
+        Dtype of the output of ``transform`` (and :meth:`transform_tokens`),
+        whatever ``torch_dtype`` computes in.
     quantize : {None, "int8"}, default=None
         ``"int8"``: dynamic int8 quantisation of the linear layers
         (``torch.ao.quantization.quantize_dynamic``); CPU and float32 only.
@@ -119,10 +125,11 @@ class BertPooledEmbedder(
         ``"auto"`` uses a GPU when one is present (as sentence-transformers),
         else the CPU. Resolved in ``fit`` into ``device_``.
     n_jobs : int or None, default=None
-        Torch intra-op threads during ``transform`` (see
+        Torch intra-op threads during ``transform``. ``None``:
+        ``OMP_NUM_THREADS`` if set, else every core (see
         :func:`skembed.base.resolve_n_jobs`).
-    verbose : bool, default=False
-        Show a progress bar over batches.
+    verbose : int, default=0
+        0: silent; 1 or more: a progress bar over batches.
     handle_missing : {"error", "empty"}, default="error"
         ``None``/NaN documents raise, or are embedded as empty documents.
     handle_unknown : {"model", "zeros", "nan", "error"}, default="model"
@@ -141,11 +148,10 @@ class BertPooledEmbedder(
     layers_ : list of int
         ``layers`` as non-negative indices into the hidden states.
     n_truncated_ : int
-        Number of documents of the last ``transform`` call that were
-        truncated (0 with ``truncation="chunk"``).
-    tokens_ : list of list of str
-        With ``output="tokens"``, the word pieces of each document of the last
-        call.
+        Number of training documents longer than ``max_length`` (truncated
+        when embedded; 0 with ``truncation="chunk"``).
+        :meth:`count_truncated` counts them for any documents; ``transform``
+        stores nothing on the estimator.
 
     Raises
     ------
@@ -166,6 +172,12 @@ class BertPooledEmbedder(
 
     Notes
     -----
+    Text is given to the tokenizer as is, except for lone surrogate code
+    points (``"\\udcff"``, what reading a file with
+    ``errors="surrogateescape"`` leaves for invalid bytes), which no tokenizer
+    can encode: each is replaced by U+FFFD, the Unicode replacement
+    character, as a UTF-8 decoder with ``errors="replace"`` would have done.
+
     With ``pooling="mean"`` a document of word pieces with vectors
     :math:`h_1..h_n` (special tokens included) embeds as
     :math:`\\frac{1}{n}\\sum_i h_i`. With ``truncation="chunk"`` the window
@@ -205,13 +217,13 @@ class BertPooledEmbedder(
         "truncation": [StrOptions({"truncate", "warn", "error", "chunk"})],
         "stride": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "output": [StrOptions({"sentence", "tokens"})],
-        "dtype": [StrOptions({"float32", "float16", "bfloat16"})],
+        "torch_dtype": [StrOptions({"float32", "float16", "bfloat16"})],
+        "dtype": [type, str, np.dtype],
         "quantize": [StrOptions({"int8"}), None],
         "cache": [None, str, os.PathLike, EmbeddingCache],
         "store_weights": ["boolean"],
-        "device": DEVICE_CONSTRAINT,
-        "n_jobs": [Integral, None],
+        "device": COMPUTE_PARAMETER_CONSTRAINTS["device"],
+        "n_jobs": COMPUTE_PARAMETER_CONSTRAINTS["n_jobs"],
         "verbose": ["verbose"],
         "handle_missing": [StrOptions({"error", "empty"})],
         "handle_unknown": [StrOptions({"model", "zeros", "nan", "error"})],
@@ -230,14 +242,14 @@ class BertPooledEmbedder(
         truncation="warn",
         stride=32,
         batch_size=32,
-        output="sentence",
-        dtype="float32",
+        torch_dtype="float32",
+        dtype=np.float32,
         quantize=None,
         cache=None,
         store_weights=False,
         device="auto",
         n_jobs=None,
-        verbose=False,
+        verbose=0,
         handle_missing="error",
         handle_unknown="model",
     ):
@@ -251,7 +263,7 @@ class BertPooledEmbedder(
         self.truncation = truncation
         self.stride = stride
         self.batch_size = batch_size
-        self.output = output
+        self.torch_dtype = torch_dtype
         self.dtype = dtype
         self.quantize = quantize
         self.cache = cache
@@ -291,9 +303,10 @@ class BertPooledEmbedder(
             ``X`` is empty, a document is missing (see ``handle_missing``), or
             a parameter does not fit the model (see the class docstring).
         """
-        self._check_documents(X)
+        documents = self._check_documents(X)
         self.device_ = resolve_device(self.device)
         self._load(self.device_)
+        self.n_truncated_ = self._count_truncated(self._texts(documents))
         return self
 
     def _load(self, device, stored=None):
@@ -301,13 +314,13 @@ class BertPooledEmbedder(
         encoder = None
         if stored is not None:
             encoder = _rebuild_from_weights(
-                stored, self.revision, self.dtype, device, self.quantize
+                stored, self.revision, self.torch_dtype, device, self.quantize
             )
         else:
             encoder = load_encoder(
                 source,
                 revision=self.revision,
-                dtype=self.dtype,
+                torch_dtype=self.torch_dtype,
                 device=device,
                 quantize=self.quantize,
             )
@@ -363,7 +376,7 @@ class BertPooledEmbedder(
         parts = {
             "model": self._source.key,
             "revision": self.revision,
-            "dtype": str(self.dtype),
+            "dtype": str(self.torch_dtype),
             "quantize": self.quantize,
             "max_length": self.max_length_,
             "chunk": self.truncation == "chunk",
@@ -377,6 +390,17 @@ class BertPooledEmbedder(
         ).hexdigest()
 
     # ------------------------------------------------------------------ transform
+    def _texts(self, documents):
+        """Checked documents as the strings given to the tokenizer."""
+        return [_clean_text(d if isinstance(d, str) else " ".join(d)) for d in documents]
+
+    def _fitted_texts(self, X):
+        check_is_fitted(self, "device_")
+        documents = self._check_documents(X)
+        if self.__dict__.get("model_") is None:  # unpickled without a reloadable model
+            self._load(self.device_)
+        return self._texts(documents)
+
     def transform(self, X):
         """Embed documents.
 
@@ -386,9 +410,9 @@ class BertPooledEmbedder(
 
         Returns
         -------
-        X_new : numpy.ndarray of shape (n_documents, n_features_out), float32
-            With ``output="tokens"``: a list of ``n_documents`` float32 arrays
-            of shape (n_word_pieces, n_features_out).
+        X_new : numpy.ndarray of shape (n_documents, n_features_out)
+            ``dtype`` (float32 by default). Nothing is stored on the
+            estimator (see :meth:`count_truncated`).
 
         Raises
         ------
@@ -397,18 +421,12 @@ class BertPooledEmbedder(
         ValueError
             Per ``truncation="error"`` and ``handle_unknown="error"``.
         """
-        check_is_fitted(self, "device_")
-        documents = self._check_documents(X)
-        if self.__dict__.get("model_") is None:  # unpickled without a reloadable model
-            self._load(self.device_)
-        texts = [d if isinstance(d, str) else " ".join(d) for d in documents]
+        texts = self._fitted_texts(X)
         index: dict[str, int] = {}
         inverse = np.fromiter(
             (index.setdefault(t, len(index)) for t in texts), np.int64, len(texts)
         )
         unique = list(index)
-        if self.output == "tokens":
-            return self._transform_tokens(unique, inverse)
         width = self._n_features_out
         vectors = np.empty((len(unique), width), np.float32)
         n_pieces = np.empty(len(unique), np.int64)
@@ -426,13 +444,13 @@ class BertPooledEmbedder(
         if len(todo):
             ids = self._tokenize([unique[i] for i in todo])
             n_pieces[todo] = [len(x) for x in ids]
-            self._check_lengths(n_pieces, inverse)
+            self._check_lengths(n_pieces[inverse])
             vectors[todo] = self._embed(ids)
             if store is not None:
                 rows = np.concatenate([vectors[todo], n_pieces[todo, None].astype(np.float32)], 1)
                 store.put_many(namespace, [keys[i] for i in todo], rows)
         else:
-            self._check_lengths(n_pieces, inverse)
+            self._check_lengths(n_pieces[inverse])
         out = vectors[inverse]
         if self.normalize:
             norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -446,18 +464,49 @@ class BertPooledEmbedder(
                     f"{rows[:10].tolist()}); set handle_unknown='model', 'zeros' or 'nan'."
                 )
             out[empty] = np.nan if self.handle_unknown == "nan" else 0.0
-        return out
+        return out.astype(self.dtype, copy=False)
 
-    def _check_lengths(self, n_pieces, inverse):
+    def count_truncated(self, X):
+        """Number of documents of ``X`` longer than ``max_length`` word pieces.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str
+
+        Returns
+        -------
+        n_truncated : int
+            Documents that ``transform`` truncates (or, with
+            ``truncation="error"``, refuses); 0 with ``truncation="chunk"``,
+            which cuts nothing.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        Examples
+        --------
+        >>> emb = BertPooledEmbedder(device="cpu", max_length=8)  # doctest: +SKIP
+        >>> emb.fit(["short"]).count_truncated(["short", "a much longer sentence of words"])  # doctest: +SKIP
+        1
+        """
+        return self._count_truncated(self._fitted_texts(X))
+
+    def _count_truncated(self, texts):
         if self.truncation == "chunk":
-            self.n_truncated_ = 0
+            return 0
+        return int(sum(len(x) > self._window for x in self._tokenize(texts)))
+
+    def _check_lengths(self, n_pieces):
+        """Warn or raise (per ``truncation``) about documents longer than the window."""
+        if self.truncation in ("chunk", "truncate"):
             return
-        long_rows = np.flatnonzero(n_pieces[inverse] > self._window)
-        self.n_truncated_ = int(len(long_rows))
-        if not len(long_rows) or self.truncation == "truncate":
+        long_rows = np.flatnonzero(n_pieces > self._window)
+        if not len(long_rows):
             return
         msg = (
-            f"{len(long_rows)} of {len(inverse)} documents are longer than max_length="
+            f"{len(long_rows)} of {len(n_pieces)} documents are longer than max_length="
             f"{self.max_length_} word pieces (first rows: {long_rows[:10].tolist()})"
         )
         if self.truncation == "error":
@@ -577,12 +626,49 @@ class BertPooledEmbedder(
             return stat / n_windows[:, None]
         return finalize_pool(stat, count, mode).astype(np.float32, copy=False)
 
-    def _transform_tokens(self, unique, inverse):
+    def transform_tokens(self, X, return_pieces=False):
+        """Contextual vectors of each document's word pieces.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+        return_pieces : bool, default=False
+            Also return the word pieces (``tokenizer_.convert_ids_to_tokens``).
+
+        Returns
+        -------
+        vectors : list of numpy.ndarray, length n_documents
+            One array of shape (n_word_pieces_i, n_features_out) per document,
+            ``dtype`` (float32 by default): the hidden states of ``layers``
+            combined per ``layer_combine``, special tokens and padding
+            excluded. Documents are cut to ``max_length`` as in ``transform``;
+            with ``truncation="chunk"`` a word piece in several windows gets
+            the mean of its vectors, so every piece is covered.
+        pieces : list of list of str, length n_documents
+            Only with ``return_pieces=True``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            Per ``truncation="error"``.
+
+        Examples
+        --------
+        >>> emb = BertPooledEmbedder(device="cpu").fit(["A cat sat."])  # doctest: +SKIP
+        >>> vectors, pieces = emb.transform_tokens(["A cat sat."], return_pieces=True)  # doctest: +SKIP
+        >>> vectors[0].shape, pieces[0]  # doctest: +SKIP
+        ((4, 384), ['a', 'cat', 'sat', '.'])
+        """
         import torch
 
+        texts = self._fitted_texts(X)
+        index: dict[str, int] = {}
+        inverse = [index.setdefault(t, len(index)) for t in texts]
+        unique = list(index)
         ids = self._tokenize(unique)
-        n_pieces = np.array([len(x) for x in ids], np.int64)
-        self._check_lengths(n_pieces, inverse)
+        self._check_lengths(np.array([len(ids[i]) for i in inverse], np.int64))
         chunk = self.truncation == "chunk"
         kept = [x if chunk else x[: self._window] for x in ids]
         width = self._n_features_out
@@ -599,9 +685,11 @@ class BertPooledEmbedder(
                     sums[d][start : start + n] += tokens[r, n_pre : n_pre + n]
                     counts[d][start : start + n] += 1.0
         vecs = [s / np.maximum(c, 1.0)[:, None] for s, c in zip(sums, counts, strict=True)]
+        vectors = [vecs[i].astype(self.dtype) for i in inverse]  # astype copies: no aliasing
+        if not return_pieces:
+            return vectors
         pieces = [self.tokenizer_.convert_ids_to_tokens(list(x)) for x in kept]
-        self.tokens_ = [list(pieces[i]) for i in inverse]
-        return [vecs[i].copy() for i in inverse]
+        return vectors, [list(pieces[i]) for i in inverse]
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self):
@@ -659,7 +747,7 @@ def _export_weights(est):
     import torch
 
     source = est._source
-    base = load_encoder(source, revision=est.revision, dtype="float32", device="cpu")
+    base = load_encoder(source, revision=est.revision, torch_dtype="float32", device="cpu")
     model = base.model
     weights = {}
     for name, tensor in model.state_dict().items():
@@ -677,7 +765,7 @@ def _export_weights(est):
     }
 
 
-def _rebuild_from_weights(stored, revision, dtype, device, quantize):
+def _rebuild_from_weights(stored, revision, torch_dtype, device, quantize):
     """Rebuild (or find in the process cache) a model from :func:`_export_weights` data."""
     import torch
     from transformers import AutoConfig, AutoModel, AutoTokenizer
@@ -715,7 +803,7 @@ def _rebuild_from_weights(stored, revision, dtype, device, quantize):
             _hf._CACHE[key] = base
     obj_source = ModelSource("object", source.location, source.key, (base.model, base.tokenizer))
     encoder = load_encoder(
-        obj_source, revision=revision, dtype=dtype, device=device, quantize=quantize
+        obj_source, revision=revision, torch_dtype=torch_dtype, device=device, quantize=quantize
     )
     encoder.max_length = stored["max_length"]
     return encoder

@@ -20,14 +20,12 @@ Two entry points:
 :func:`train_chunk`
     Trains one corpus chunk (the trainer of
     :mod:`skembed.text._word2vec_training` calls it through the Doc2Vec
-    engine). Deterministic for a given ``seed`` and ``n_parts``: with several
-    parts each thread trains its slice of documents on *private copies* of
-    the shared matrices (output layers, word vectors; document vectors too
-    when tags repeat) for ``round_tokens`` tokens, then the copies' changes
-    are summed into the shared matrices in part order (rows in parallel,
-    each row's sum in a fixed order) and the copies reset. Document vectors
-    of distinct documents are disjoint, so with unique tags they are updated
-    in place. No update depends on thread timing.
+    engine). The document vectors are rows of the input matrix after the
+    word rows, so every row access goes through the word2vec kernel's
+    ``_in_row``/``_output_layer`` and its deterministic parallel scheme
+    (``config.sync_tokens``: phases of private row copies whose deltas are
+    added in thread order) applies unchanged: the result depends on the
+    inputs, ``seed`` and ``n_parts`` only, never on thread timing.
 :func:`infer_documents`
     Infers a vector for each document against a frozen model (only the
     document vector is trained). Each document's randomness (initial vector,
@@ -52,17 +50,23 @@ from .word2vec import (
     _MAXE,
     _S16,
     _TABLE_SCALE,
+    _add_deltas,
+    _buffer_sizes,
+    _buffers_full,
+    _in_row,
     _lcg,
     _output_layer,
+    _part_bounds,
     _seed_state,
+    _to_deltas,
     _uniform,
 )
 
 __all__ = [
     "document_seed",
     "infer_documents",
-    "round_bounds",
     "train_chunk",
+    "train_part",
 ]
 
 
@@ -100,364 +104,267 @@ def document_seed(ids, seed):
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
-def _train_tokens(
-    dv,
+def train_part(
     syn0,
     syn1neg,
     syn1,
     ids,
     offsets,
     doc_rows,
-    piece,
-    p_start,
-    p_end,
     c,
     dm,
     dbow_words,
-    alpha0,
-    alpha_step,
-    tok_start,
+    p_start,
+    p_end,
+    part_start,
+    part_tokens,
+    alpha_start,
+    alpha_end,
     state,
-    neu1,
-    neu1e,
+    buffered,
+    ws,
+    need,
 ):
-    """Train tokens ``p_start .. p_end - 1`` of a chunk; ``piece`` holds ``p_start``.
+    """Train the centre tokens ``p_start .. p_end - 1`` of one thread's slice.
 
-    Returns ``(loss, n_examples, nan, state, piece)``.
+    The parameters and return value of
+    :func:`skembed.kernels.word2vec.train_part`, plus ``doc_rows`` (the row
+    of ``syn0`` holding the document vector of each piece) and ``dm``,
+    ``dbow_words``. Rows are read and written through the word2vec kernel's
+    ``_in_row``/``_output_layer``, so the deterministic buffered mode works
+    unchanged. Returns ``(loss, n_examples, nan, p_next, state)``.
     """
-    dim = dv.shape[1]
+    dim = syn0.shape[1]
+    window = c.window
+    neu1 = np.zeros(dim, dtype=np.float32)
+    neu1e = np.zeros(dim, dtype=np.float32)
+    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
+    alpha0 = np.float32(alpha_start)
     loss_sum = 0.0
     n_examples = 0.0
-    one = np.float32(1.0)
     zero = np.float32(0.0)
-    window = c.window
+    d = np.searchsorted(offsets, p_start, side="right") - 1
     for p in range(p_start, p_end):
-        while offsets[piece + 1] <= p:
-            piece += 1
-        s = offsets[piece]
-        e = offsets[piece + 1]
-        drow = doc_rows[piece]
-        doc = dv[drow]
-        alpha = alpha0 + alpha_step * np.float32(p - tok_start)
+        while offsets[d + 1] <= p:
+            d += 1
+        if buffered and _buffers_full(ws, need):
+            return loss_sum, n_examples, False, p, state
+        s = offsets[d]
+        e = offsets[d + 1]
+        alpha = alpha0 + alpha_step * np.float32(p - part_start)
         w = ids[p]
+        lo = hi = p
         if dm or dbow_words:
             state = _lcg(state)
             b = np.int64((state >> _S16) % np.uint64(window))
             lo = max(s, p - window + b)
             hi = min(e, p + window + 1 - b)
-        else:
-            lo = hi = p
         if dm:
+            # PV-DM: mean of the document vector and the context word vectors
+            doc = _in_row(syn0, doc_rows[d], buffered, ws)
             cw = 1
             for k in range(dim):
                 neu1[k] = doc[k]
                 neu1e[k] = zero
             for q in range(lo, hi):
-                if q == p:
-                    continue
-                row = syn0[ids[q]]
-                for k in range(dim):
-                    neu1[k] += row[k]
-                cw += 1
-            inv = one / np.float32(cw)
+                if q != p:
+                    row = _in_row(syn0, ids[q], buffered, ws)
+                    for k in range(dim):
+                        neu1[k] += row[k]
+                    cw += 1
+            inv = np.float32(1.0) / np.float32(cw)
             for k in range(dim):
                 neu1[k] *= inv
             ls, state, bad = _output_layer(
-                neu1,
-                w,
-                neu1e,
-                c.hs,
-                c.negative,
-                syn1,
-                syn1neg,
-                c.codes,
-                c.points,
-                c.code_lengths,
-                c.neg_prob,
-                c.neg_alias,
-                state,
-                alpha,
-                c.sigmoid,
-                c.log_sigmoid,
-                dim,
+                neu1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, ws
             )
             if bad:
-                return loss_sum, n_examples, True, state, piece
+                return loss_sum, n_examples, True, p, state
             loss_sum += ls
             n_examples += 1.0
-            for k in range(dim):
-                doc[k] += neu1e[k]
+            _add(_in_row(syn0, doc_rows[d], buffered, ws), neu1e, dim)
             for q in range(lo, hi):
-                if q == p:
-                    continue
-                row = syn0[ids[q]]
-                for k in range(dim):
-                    row[k] += neu1e[k]
+                if q != p:
+                    _add(_in_row(syn0, ids[q], buffered, ws), neu1e, dim)
             continue
-        # PV-DBOW: skip-gram word pairs first (dbow_words), then the document predicts w
+        # PV-DBOW: skip-gram word pairs (dbow_words), then the document vector predicts w
         for q in range(lo, hi):
             if q == p:
                 continue
-            row = syn0[ids[q]]
+            row = _in_row(syn0, ids[q], buffered, ws)
             for k in range(dim):
                 neu1e[k] = zero
             ls, state, bad = _output_layer(
-                row,
-                w,
-                neu1e,
-                c.hs,
-                c.negative,
-                syn1,
-                syn1neg,
-                c.codes,
-                c.points,
-                c.code_lengths,
-                c.neg_prob,
-                c.neg_alias,
-                state,
-                alpha,
-                c.sigmoid,
-                c.log_sigmoid,
-                dim,
+                row, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, ws
             )
             if bad:
-                return loss_sum, n_examples, True, state, piece
+                return loss_sum, n_examples, True, p, state
             loss_sum += ls
             n_examples += 1.0
-            for k in range(dim):
-                row[k] += neu1e[k]
+            _add(row, neu1e, dim)
+        doc = _in_row(syn0, doc_rows[d], buffered, ws)
         for k in range(dim):
             neu1e[k] = zero
         ls, state, bad = _output_layer(
-            doc,
-            w,
-            neu1e,
-            c.hs,
-            c.negative,
-            syn1,
-            syn1neg,
-            c.codes,
-            c.points,
-            c.code_lengths,
-            c.neg_prob,
-            c.neg_alias,
-            state,
-            alpha,
-            c.sigmoid,
-            c.log_sigmoid,
-            dim,
+            doc, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, ws
         )
         if bad:
-            return loss_sum, n_examples, True, state, piece
+            return loss_sum, n_examples, True, p, state
         loss_sum += ls
         n_examples += 1.0
-        for k in range(dim):
-            doc[k] += neu1e[k]
-    return loss_sum, n_examples, False, state, piece
+        _add(doc, neu1e, dim)
+    return loss_sum, n_examples, False, p_end, state
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _add(row, grad, dim):
+    for k in range(dim):
+        row[k] += grad[k]
 
 
 @njit(cache=True, nogil=True)
-def round_bounds(offsets, doc_rows, n_parts):
-    """Token boundaries of ``n_parts`` slices with balanced token counts.
+def _needs(c, dm, dbow_words):
+    """Buffer slots one centre token may take per matrix (syn0, syn1neg, syn1)."""
+    ctx = 2 * c.window if (dm or dbow_words) else 0
+    examples = 1 if dm else 1 + ctx
+    need = np.zeros(3, dtype=np.int64)
+    need[0] = ctx + 1
+    need[1] = (c.negative + 1) * examples if c.negative > 0 else 0
+    need[2] = c.codes.shape[1] * examples if c.hs else 0
+    return need
 
-    A boundary never falls between two consecutive pieces of the same
-    document row (pieces of a split long document stay in one slice).
 
-    Returns
-    -------
-    bounds : numpy.ndarray of shape (n_parts + 1,), int64
-        Token positions; slice ``t`` is ``bounds[t]:bounds[t + 1]``.
-    """
-    n_pieces = offsets.size - 1
-    n_tok = offsets[n_pieces]
-    bounds = np.zeros(n_parts + 1, dtype=np.int64)
-    for t in range(1, n_parts):
-        i = np.searchsorted(offsets, (n_tok * t) // n_parts)
-        while 0 < i < n_pieces and doc_rows[i] == doc_rows[i - 1]:
-            i += 1
-        bounds[t] = offsets[min(i, n_pieces)]
-    bounds[n_parts] = n_tok
-    for t in range(1, n_parts + 1):
-        if bounds[t] < bounds[t - 1]:
-            bounds[t] = bounds[t - 1]
-    return bounds
+@njit(cache=True, nogil=True)
+def _workspaces(n_parts, n_rows, caps, dim):
+    """Row buffers of every part for the word2vec kernel's buffered mode (see ``_row``)."""
+    return (
+        np.full((n_parts, n_rows[0]), -1, dtype=np.int32),
+        np.zeros((n_parts, caps[0]), dtype=np.int64),
+        np.zeros((n_parts, caps[0], dim), dtype=np.float32),
+        np.full((n_parts, n_rows[1]), -1, dtype=np.int32),
+        np.zeros((n_parts, caps[1]), dtype=np.int64),
+        np.zeros((n_parts, caps[1], dim), dtype=np.float32),
+        np.full((n_parts, n_rows[2]), -1, dtype=np.int32),
+        np.zeros((n_parts, caps[2]), dtype=np.int64),
+        np.zeros((n_parts, caps[2], dim), dtype=np.float32),
+        np.zeros((n_parts, 3), dtype=np.int64),
+    )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _workspace(w, t):
+    """Part ``t``'s buffers, laid out as the word2vec kernel's ``ws`` tuple."""
+    return (
+        w[0][t],
+        w[1][t],
+        w[2][t],
+        w[3][t],
+        w[4][t],
+        w[5][t],
+        w[6][t],
+        w[7][t],
+        w[8][t],
+        w[9][t],
+    )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _part_deltas(syn0, syn1neg, syn1, ws):
+    """End of a phase for one part: its row copies become deltas (shared rows unchanged)."""
+    _to_deltas(syn0, ws[0], ws[1], ws[2], ws[9][0])
+    _to_deltas(syn1neg, ws[3], ws[4], ws[5], ws[9][1])
+    _to_deltas(syn1, ws[6], ws[7], ws[8], ws[9][2])
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _merge(shared, private):
-    """``shared += sum_t (private[t] - shared)`` in part order, then ``private[t] = shared``."""
-    n_parts = private.shape[0]
-    dim = shared.shape[1]
-    for r in prange(shared.shape[0]):
-        base = shared[r]
-        for k in range(dim):
-            acc = base[k]
-            for t in range(n_parts):
-                acc += private[t, r, k] - base[k]
-            base[k] = acc
-            for t in range(n_parts):
-                private[t, r, k] = acc
+def _merge_deltas(syn0, syn1neg, syn1, w, n_parts):
+    """Add every part's deltas in part order (rows split by ``row % n_parts``), reset buffers."""
+    for q in prange(n_parts):
+        for t in range(n_parts):
+            _add_deltas(syn0, w[1][t], w[2][t], w[9][t, 0], q, n_parts)
+            _add_deltas(syn1neg, w[4][t], w[5][t], w[9][t, 1], q, n_parts)
+            _add_deltas(syn1, w[7][t], w[8][t], w[9][t, 2], q, n_parts)
+    w[9][:, :] = 0
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _train_round(
-    dv,
-    syn0,
-    syn1neg,
-    syn1,
-    p_dv,
-    p_syn0,
-    p_syn1neg,
-    p_syn1,
-    ids,
-    offsets,
-    doc_rows,
-    c,
-    dm,
-    dbow_words,
-    alpha0,
-    alpha_step,
-    cursor,
-    ends,
-    pieces,
-    states,
-    stats,
-    round_tokens,
-    neu,
-):
-    n_parts = cursor.size
-    for t in prange(n_parts):
-        p0 = cursor[t]
-        p1 = min(ends[t], p0 + round_tokens)
-        if p1 <= p0 or stats[t, 2] > 0:
-            continue
-        tdv = p_dv[t] if p_dv.shape[1] > 0 else dv
-        loss, nex, bad, state, piece = _train_tokens(
-            tdv,
-            p_syn0[t] if p_syn0.shape[1] > 0 else syn0,
-            p_syn1neg[t] if p_syn1neg.shape[1] > 0 else syn1neg,
-            p_syn1[t] if p_syn1.shape[1] > 0 else syn1,
-            ids,
-            offsets,
-            doc_rows,
-            pieces[t],
-            p0,
-            p1,
-            c,
-            dm,
-            dbow_words,
-            alpha0,
-            alpha_step,
-            0,
-            states[t],
-            neu[t, 0],
-            neu[t, 1],
-        )
-        cursor[t] = p1
-        pieces[t] = piece
-        states[t] = state
-        stats[t, 0] += loss
-        stats[t, 1] += nex
-        if bad:
-            stats[t, 2] = 1.0
-
-
 def train_chunk(
-    dv,
-    syn0,
-    syn1neg,
-    syn1,
-    private,
-    ids,
-    offsets,
-    doc_rows,
-    config,
-    dm,
-    dbow_words,
-    alpha_start,
-    alpha_end,
-    seed,
-    round_tokens,
-):
-    """Train paragraph vectors on one corpus chunk.
+    syn0, syn1neg, syn1, ids, offsets, doc_rows, config, dm, dbow_words, alpha_start, alpha_end,
+    seed, n_parts,
+):  # fmt: skip
+    """Train paragraph vectors on one corpus chunk, one slice of pieces per thread.
 
     Parameters
     ----------
-    dv : numpy.ndarray of shape (n_rows, dim), float32
-        Document (tag) vectors, updated in place.
-    syn0 : numpy.ndarray of shape (n_words, dim), float32
-        Word input vectors (updated with ``dm=1`` or ``dbow_words=1``).
+    syn0 : numpy.ndarray of shape (n_words + n_doc_rows, dim), float32
+        Word input vectors, then the document (tag) vectors; updated in place.
     syn1neg : numpy.ndarray of shape (n_words, dim) or (0, dim), float32
     syn1 : numpy.ndarray of shape (n_words - 1, dim) or (0, dim), float32
         Output layers (negative sampling, hierarchical softmax), updated in place.
-    private : tuple of 4 numpy.ndarray of shape (n_parts, n_rows_or_0, dim), float32
-        Per-thread copies of ``dv``, ``syn0``, ``syn1neg``, ``syn1`` (equal to
-        them on entry; an empty middle axis: not shared, e.g. ``dv`` with
-        unique tags). ``n_parts = private[0].shape[0]``; 1 trains in place.
     ids : numpy.ndarray of shape (n_tokens,), int32
         Vocabulary ids of the chunk after subsampling.
     offsets : numpy.ndarray of shape (n_pieces + 1,), int64
     doc_rows : numpy.ndarray of shape (n_pieces,), int64
-        Row of ``dv`` of each piece.
+        Row of ``syn0`` holding the document vector of each piece.
     config : skembed.kernels.word2vec.KernelConfig
-        Output-layer tables and ``window``.
+        Output-layer tables, ``window`` and ``sync_tokens`` (the parallel
+        scheme of the word2vec kernel, reused here).
     dm, dbow_words : bool
     alpha_start, alpha_end : float
-        Learning rate at the chunk's first and last token (linear in between).
+        Learning rate at the first and last token of each slice.
     seed : int
-    round_tokens : int
-        Tokens each part trains between two merges (ignored with one part).
+    n_parts : int
+        Slices trained in parallel.
 
     Returns
     -------
     stats : numpy.ndarray of shape (n_parts, 3), float64
-        Summed loss, number of examples and a NaN flag per part.
+        Summed loss, number of examples and a NaN flag per slice.
     """
-    n_parts = private[0].shape[0]
-    dim = dv.shape[1]
-    n_tok = ids.size
-    alpha0 = np.float32(alpha_start)
-    alpha_step = np.float32((alpha_end - alpha_start) / max(n_tok, 1))
+    c = config
+    dim = syn0.shape[1]
     stats = np.zeros((n_parts, 3), dtype=np.float64)
-    if n_tok == 0:
-        return stats
-    bounds = round_bounds(offsets, doc_rows, n_parts)
-    cursor = bounds[:-1].copy()
-    ends = bounds[1:].copy()
-    pieces = np.searchsorted(offsets, cursor, side="right").astype(np.int64) - 1
-    pieces = np.clip(pieces, 0, offsets.size - 2)
-    states = np.array([_seed_state(seed, t) for t in range(n_parts)], dtype=np.uint64)
-    neu = np.zeros((n_parts, 2, dim), dtype=np.float32)
-    if n_parts == 1:
-        round_tokens = n_tok
-        private = tuple(np.zeros((1, 0, dim), np.float32) for _ in range(4))
-    step = max(int(round_tokens), 1)
-    while (cursor < ends).any() and not stats[:, 2].any():
-        _train_round(
-            dv,
-            syn0,
-            syn1neg,
-            syn1,
-            *private,
-            ids,
-            offsets,
-            doc_rows,
-            config,
-            bool(dm),
-            bool(dbow_words),
-            alpha0,
-            alpha_step,
-            cursor,
-            ends,
-            pieces,
-            states,
-            stats,
-            step,
-            neu,
-        )
-        for shared, priv in zip((dv, syn0, syn1neg, syn1), private, strict=True):
-            if priv.shape[1] > 0:
-                _merge(shared, priv)
+    bounds = _part_bounds(offsets, n_parts)
+    starts = np.empty(n_parts, dtype=np.int64)
+    ends = np.empty(n_parts, dtype=np.int64)
+    states = np.empty(n_parts, dtype=np.uint64)
+    for t in range(n_parts):
+        starts[t] = offsets[bounds[t]]
+        ends[t] = offsets[bounds[t + 1]]
+        states[t] = _seed_state(seed, t)
+    pos = starts.copy()
+    buffered = c.sync_tokens > 0 and n_parts > 1
+    n_rows = np.array([syn0.shape[0], syn1neg.shape[0], syn1.shape[0]], dtype=np.int64)
+    caps, _ = _buffer_sizes(c, n_rows, dim, False)
+    need = _needs(c, dm, dbow_words)
+    for m in range(3):
+        caps[m] = min(n_rows[m], max(caps[m], 2 * need[m]))
+        if caps[m] >= n_rows[m]:
+            need[m] = 0
+    if not buffered:
+        caps[:] = 0
+        n_rows[:] = 0
+    ws_all = _workspaces(n_parts, n_rows, caps, dim)
+    phase = c.sync_tokens if buffered else np.int64(1) << 62
+    while (pos < ends).any():
+        for t in prange(n_parts):
+            if pos[t] < ends[t]:
+                ws = _workspace(ws_all, t)
+                loss, nex, bad, p, st = train_part(
+                    syn0, syn1neg, syn1, ids, offsets, doc_rows, c, dm, dbow_words, pos[t],
+                    min(ends[t], pos[t] + phase), starts[t], ends[t] - starts[t], alpha_start,
+                    alpha_end, states[t], buffered, ws, need,
+                )  # fmt: skip
+                stats[t, 0] += loss
+                stats[t, 1] += nex
+                states[t] = st
+                pos[t] = ends[t] if bad else p
+                if bad:
+                    stats[t, 2] = 1.0
+                if buffered:
+                    _part_deltas(syn0, syn1neg, syn1, ws)
+        if buffered:
+            _merge_deltas(syn0, syn1neg, syn1, ws_all, n_parts)
     return stats
 
 

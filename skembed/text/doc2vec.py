@@ -27,7 +27,13 @@ from ..exceptions import diverged
 from ..keyedvectors import KeyedVectors
 from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary, encode, iter_tokens
 from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
-from ._word2vec_training import KERNEL_LOCK, EncodedCorpus, kernel_config, train_epochs
+from ._word2vec_training import (
+    KERNEL_LOCK,
+    SYNC_TOKENS,
+    EncodedCorpus,
+    kernel_config,
+    train_epochs,
+)
 
 __all__ = ["Doc2VecEngine", "Doc2VecTransformer"]
 
@@ -43,53 +49,34 @@ class Doc2VecEngine:
 
     Parameters
     ----------
-    dv : numpy.ndarray of shape (n_rows, vector_size), float32
-        Document (tag) vectors, trained in place.
-    syn0, syn1neg, syn1 : numpy.ndarray, float32
-        Word input vectors and output layers, trained in place.
+    syn0 : numpy.ndarray of shape (n_words + n_rows, vector_size), float32
+        Word input vectors, then the document (tag) vectors; trained in place.
+    syn1neg, syn1 : numpy.ndarray, float32
+        Output layers, trained in place.
     config : KernelConfig
     dm, dbow_words : bool
     doc_rows : numpy.ndarray of shape (n_documents,), int64
-        Row of ``dv`` of each training document.
+        Row of ``syn0`` holding each training document's vector.
     n_threads : int
-        Parts trained in parallel; the result depends on it (not on timing).
+        Slices trained in parallel; the result depends on it, not on timing.
     """
 
-    def __init__(self, dv, syn0, syn1neg, syn1, config, *, dm, dbow_words, doc_rows, n_threads):
-        self.dv, self.syn0, self.syn1neg, self.syn1 = dv, syn0, syn1neg, syn1
+    def __init__(self, syn0, syn1neg, syn1, config, *, dm, dbow_words, doc_rows, n_threads):
+        self.syn0, self.syn1neg, self.syn1 = syn0, syn1neg, syn1
         self.config = config
         self.dm, self.dbow_words = bool(dm), bool(dbow_words)
         self.doc_rows = doc_rows
+        self.n_threads = int(n_threads)
         self.documents = None
-        n_parts = max(int(n_threads), 1)
-        # rows several threads may touch get one private copy per thread (see the kernel)
-        shared = (
-            len(np.unique(doc_rows)) < len(doc_rows),
-            self.dm or self.dbow_words,
-            config.negative > 0,
-            config.hs,
-        )
-        dim = dv.shape[1]
-        self.private = tuple(
-            np.repeat(a[None], n_parts, axis=0)
-            if flag and n_parts > 1
-            else np.zeros((n_parts, 0, dim), np.float32)
-            for a, flag in zip((dv, syn0, syn1neg, syn1), shared, strict=True)
-        )
-        # merging costs about one pass over the shared rows: train at least as many tokens
-        n_shared = sum(p.shape[1] for p in self.private)
-        self.round_tokens = max(ROUND_TOKENS, n_shared)
 
     def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
         from ..kernels.doc2vec import train_chunk
 
         with KERNEL_LOCK:
             stats = train_chunk(
-                self.dv,
                 self.syn0,
                 self.syn1neg,
                 self.syn1,
-                self.private,
                 ids,
                 offsets,
                 self.doc_rows[self.documents],
@@ -99,7 +86,7 @@ class Doc2VecEngine:
                 float(alpha_start),
                 float(alpha_end),
                 int(seed),
-                self.round_tokens,
+                self.n_threads,
             )
         if stats[:, 2].any():
             return float("nan"), 0.0
@@ -107,10 +94,6 @@ class Doc2VecEngine:
 
     def weights(self):
         return self.syn0, self.syn1neg, self.syn1
-
-
-#: tokens each thread trains between two merges of the private copies (at least)
-ROUND_TOKENS = 16_384
 
 
 class _DocumentChunks:
@@ -275,10 +258,10 @@ class Doc2VecTransformer(
     documents, so that it equals ``fit(X).transform(X)`` (scikit-learn's
     rule); the vectors learned during training are in ``dv_``.
 
-    Multi-threaded training is deterministic: each thread trains its slice of
-    documents on private copies of the shared matrices for a round of at
-    least 16,384 tokens, then the changes are summed into the shared matrices
-    in thread order (see :mod:`skembed.kernels.doc2vec`). Documents longer
+    Multi-threaded training is deterministic, with Word2Vec's scheme: each
+    thread trains its slice of the corpus on private copies of the rows it
+    touches for a phase of 8,192 tokens, then the changes are added to the
+    shared rows in thread order (see :mod:`skembed.kernels.word2vec`). Documents longer
     than 10,000 tokens are split into pieces that share the document vector.
 
     A ``fit`` that fails (an exception in training, a raising callback,
@@ -470,8 +453,10 @@ class Doc2VecTransformer(
             vocabulary = {w: i for i, w in enumerate(index_to_key)}
             remap = np.fromiter((vocabulary.get(w, -1) for w in corpus.keys), np.int32)
             n_words = len(index_to_key)
-            dv = (rng.random((len(keys), dim), dtype=np.float32) - np.float32(0.5)) / dim
-            syn0 = (rng.random((n_words, dim), dtype=np.float32) - np.float32(0.5)) / dim
+            # word rows, then document rows: one input matrix (see kernels/doc2vec.py)
+            syn0 = rng.random((n_words + len(keys), dim), dtype=np.float32)
+            syn0 -= np.float32(0.5)
+            syn0 /= np.float32(dim)
             syn1neg = np.zeros((n_words if self.negative > 0 else 0, dim), np.float32)
             syn1 = np.zeros((max(n_words - 1, 1) if self.hs else 0, dim), np.float32)
             config = self._config(counts)
@@ -485,19 +470,18 @@ class Doc2VecTransformer(
                 self.history_ = history
                 if not self.callbacks:
                     return False
-                self._set_weights(dv.copy(), syn0.copy(), syn1neg.copy(), syn1.copy(), keys)
+                self._set_weights(syn0.copy(), syn1neg.copy(), syn1.copy(), keys)
                 return run_callbacks(self.callbacks, self, record)
 
             with limit_threads(self.n_jobs, modules=("numba",)) as n_threads:
                 engine = Doc2VecEngine(
-                    dv,
                     syn0,
                     syn1neg,
                     syn1,
                     config,
                     dm=self.dm,
                     dbow_words=self.dbow_words,
-                    doc_rows=doc_rows,
+                    doc_rows=doc_rows + n_words,
                     n_threads=n_threads,
                 )
                 n_trained, seconds = train_epochs(
@@ -515,7 +499,7 @@ class Doc2VecTransformer(
                 )
         finally:
             corpus.close()
-        self._set_weights(dv, syn0, syn1neg, syn1, keys)
+        self._set_weights(syn0, syn1neg, syn1, keys)
         self.history_ = history
         self.n_words_trained_ = n_trained
         self.train_time_ = seconds
@@ -532,13 +516,15 @@ class Doc2VecTransformer(
             shared_negatives=False,
             ns_exponent=self.ns_exponent,
             input_rows=(None, None),
+            sync_tokens=SYNC_TOKENS,
         )
 
-    def _set_weights(self, dv, syn0, syn1neg, syn1, keys):
+    def _set_weights(self, syn0, syn1neg, syn1, keys):
         index_to_key = list(self.vocabulary_)
-        self.dv_ = KeyedVectors(dv, keys)
+        n_words = len(index_to_key)
+        self.dv_ = KeyedVectors(syn0[n_words:], keys)
         self.wv_ = (
-            KeyedVectors(syn0, index_to_key, counts=self.word_counts_)
+            KeyedVectors(syn0[:n_words], index_to_key, counts=self.word_counts_)
             if self._trains_words()
             else None
         )

@@ -60,6 +60,8 @@ def _run(
     alpha=0.1,
     window=1,
     shared=False,
+    n_parts=1,
+    sync_tokens=0,
 ):
     n_words = syn1neg.shape[0]
     # degenerate alias table: every negative sample is the last word
@@ -81,12 +83,13 @@ def _run(
         code_lengths=lengths,
         sigmoid=SIG,
         log_sigmoid=LOGSIG,
-        sub_indptr=sub[0],
-        sub_indices=sub[1],
+        sub_indptr=np.zeros(0, np.int64) if sub[0] is None else sub[0],
+        sub_indices=np.zeros(0, np.int32) if sub[1] is None else sub[1],
+        sync_tokens=sync_tokens,
     )
     ids = np.asarray(ids, np.int32)
     return train_chunk(
-        syn0, syn1neg, syn1, ids, np.asarray(offsets, np.int64), config, alpha, alpha, 0, 1
+        syn0, syn1neg, syn1, ids, np.asarray(offsets, np.int64), config, alpha, alpha, 0, n_parts
     )
 
 
@@ -298,3 +301,29 @@ def test_shared_negatives_identity_csr_equals_plain():
     _run(b0, b1, ids, offsets, sg=True, shared=True, window=2, sub=ident)
     np.testing.assert_array_equal(a0, b0)
     np.testing.assert_array_equal(a1, b1)
+
+
+@pytest.mark.parametrize("sg,shared", [(True, False), (True, True), (False, False)])
+def test_deterministic_mode_adds_each_parts_delta(sg, shared):
+    # window=1 and a degenerate noise table make every draw irrelevant, so each part's
+    # update can be computed alone; both parts write output rows 4 (negatives) and 2/3
+    dim = 4
+    syn0, syn1neg = _vectors(6, dim), _vectors(6, dim, seed=3)
+    docs = ([0, 1, 2], [3, 4, 2])
+    kw = dict(sg=sg, shared=shared, window=1)
+    alone = []
+    for doc in docs:
+        a0, a1 = syn0.copy(), syn1neg.copy()
+        _run(a0, a1, doc, [0, 3], **kw)
+        alone.append((a0 - syn0, a1 - syn1neg))
+    for sync in [1, 2, 1000]:
+        b0, b1 = syn0.copy(), syn1neg.copy()
+        stats = _run(b0, b1, docs[0] + docs[1], [0, 3, 6], n_parts=2, sync_tokens=sync, **kw)
+        assert stats[:, 2].sum() == 0
+        if sync == 1000:  # one phase: the shared rows get the sum of both parts' deltas
+            np.testing.assert_allclose(b0, syn0 + alone[0][0] + alone[1][0], atol=1e-6)
+            np.testing.assert_allclose(b1, syn1neg + alone[0][1] + alone[1][1], atol=1e-6)
+        c0, c1 = syn0.copy(), syn1neg.copy()
+        _run(c0, c1, docs[0] + docs[1], [0, 3, 6], n_parts=2, sync_tokens=sync, **kw)
+        np.testing.assert_array_equal(b0, c0)
+        np.testing.assert_array_equal(b1, c1)

@@ -25,6 +25,12 @@ DOCS = [
 CLASSES = [Word2VecTransformer, FastTextTransformer]
 
 
+@pytest.fixture(scope="module")
+def lee_lines(gensim_datapath):
+    with open(gensim_datapath("lee_background.cor"), encoding="utf-8") as fh:
+        return [line.split() for line in fh.read().splitlines() if line.strip()]
+
+
 def make(cls, **kw):
     params = dict(vector_size=8, min_count=1, epochs=3, random_state=0, n_jobs=1)
     if cls is FastTextTransformer:
@@ -202,3 +208,19 @@ def test_transform_writes_nothing_and_oov_rate_is_a_method(cls):
     assert all(vars(est)[k] is before[k] for k in before)
     assert est.oov_rate(["the cat zzz qqq"]) == pytest.approx(0.5)
     assert est.oov_rate([""]) == 0.0
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+@pytest.mark.parametrize(
+    "params", [{}, {"sg": 0, "alpha": 0.05}, {"hs": 1, "shared_negatives": False}], ids=str
+)
+def test_two_threads_are_bit_identical(cls, params, lee_lines):
+    kw = dict(vector_size=16, min_count=2, epochs=2, n_jobs=2, **params)
+    a = make(cls, **kw).fit(lee_lines)
+    b = make(cls, **kw).fit(lee_lines)
+    np.testing.assert_array_equal(a.wv_.vectors, b.wv_.vectors)
+    np.testing.assert_array_equal(a.syn1neg_, b.syn1neg_)
+    assert a.loss_history_ == b.loss_history_
+    # the threads really run side by side: another random_state gives other vectors
+    c = make(cls, **{**kw, "random_state": 1}).fit(lee_lines)
+    assert not np.array_equal(a.wv_.vectors, c.wv_.vectors)

@@ -7,8 +7,8 @@ corpus *chunks*, so memory does not grow with the corpus:
 1. :func:`prepare_chunk` maps a chunk's raw word ids to vocabulary ids, drops
    out-of-vocabulary tokens and applies frequent-word subsampling (decided
    once per token per epoch, before training, with the LCG);
-2. :func:`train_chunk` trains on the kept tokens with Hogwild (lock-free)
-   updates, one contiguous slice of documents per thread (``prange``).
+2. :func:`train_chunk` trains on the kept tokens, one contiguous slice of
+   documents per thread (``prange``), deterministically or lock-free.
 
 Signature of :func:`train_chunk` (both estimators call it through
 :class:`skembed.text._word2vec_training.NumbaEngine`)::
@@ -28,12 +28,11 @@ Signature of :func:`train_chunk` (both estimators call it through
     # stats: float64 (n_parts, 3): summed loss, number of examples, NaN flag (1.0 if a
     # non-finite score was met; the caller must stop and report it)
 
-``sub_indptr``/``sub_indices``: with ``None`` (Word2Vec) the input vector of
-word ``w`` is ``syn0[w]``; otherwise it is the mean of the rows
+``config.sub_indptr``/``config.sub_indices``: empty (Word2Vec), the input
+vector of word ``w`` is ``syn0[w]``; otherwise it is the mean of the rows
 ``syn0[sub_indices[sub_indptr[w]:sub_indptr[w + 1]]]`` and its gradient is
 added in full to each of those rows, as Facebook fastText and gensim do for
-unsupervised models. numba compiles the two cases separately (the ``is None``
-test is resolved at compile time), so Word2Vec pays nothing for it.
+unsupervised models.
 
 Semantics follow word2vec.c: in skip-gram the input vector of each context
 word predicts the centre word; in CBOW the mean of the context input vectors
@@ -41,10 +40,27 @@ predicts it and the error is added in full to every context row. Windows
 never cross document boundaries. The learning rate decays linearly over the
 tokens of each thread's slice from ``alpha_start`` to ``alpha_end``.
 
-Determinism: with ``n_parts == 1`` the result depends only on the inputs and
-``seed`` (bit-reproducible). With more parts, threads update shared rows
-without locks (Hogwild, as word2vec.c and gensim), so results vary slightly
-from run to run.
+Parallel schemes (``config.sync_tokens``):
+
+- ``sync_tokens > 0`` (deterministic, the estimators' default): training runs
+  in *phases*. In a phase each thread trains up to ``sync_tokens`` centre
+  tokens of its slice against the shared matrices as they were at the start
+  of the phase plus its own updates: the first time it touches a row it
+  copies it into a private buffer, and it reads and writes only that copy.
+  At the end of the phase (a barrier) each copy becomes a delta (copy minus
+  shared row), and the deltas are added to the shared rows in thread order
+  (in parallel over rows). No thread ever reads a row another thread is
+  writing, so the result depends on the inputs, ``seed`` and ``n_parts``
+  only, never on thread timing. A phase ends early when a buffer is full
+  (:data:`BUFFER_FLOATS` per matrix and thread), so memory stays bounded.
+  Other threads' updates are seen one phase late (like synchronous
+  data-parallel SGD with per-thread local steps).
+- ``sync_tokens == 0`` (lock-free): threads update the shared rows directly,
+  without locks (Hogwild, as word2vec.c and gensim), so results vary
+  slightly from run to run.
+
+With ``n_parts == 1`` both are the same sequential SGD (no buffers),
+bit-reproducible.
 
 Compilation: the first call of each variant compiles it (tens of seconds);
 the machine code is cached on disk (``cache=True``), later processes load it
@@ -74,9 +90,7 @@ __all__ = [
 class KernelConfig(NamedTuple):
     """Settings and vocabulary-sized tables of one fit, passed to :func:`train_chunk` as one value.
 
-    Built once per ``fit`` (``skembed.text._word2vec_training.kernel_config``);
-    numba compiles one specialisation per field type, so ``sub_indptr=None``
-    (Word2Vec) and a CSR (FastText) are two variants.
+    Built once per ``fit`` (``skembed.text._word2vec_training.kernel_config``).
 
     Attributes
     ----------
@@ -100,10 +114,13 @@ class KernelConfig(NamedTuple):
         Huffman tree (``_sampling.huffman_tree``); one dummy column without HS.
     sigmoid, log_sigmoid : numpy.ndarray of shape (EXP_TABLE_SIZE,), float32
         ``_sampling.sigmoid_tables``.
-    sub_indptr : None or numpy.ndarray of shape (n_words + 1,), int64
-    sub_indices : None or numpy.ndarray of shape (nnz,), int32
+    sub_indptr : numpy.ndarray of shape (n_words + 1,) or (0,), int64
+    sub_indices : numpy.ndarray of shape (nnz,), int32
         CSR of the input rows of each word (FastText: its own row, then its
-        n-gram bucket rows); ``None``: word ``w`` is row ``w``.
+        n-gram bucket rows); empty arrays: word ``w`` is row ``w``.
+    sync_tokens : int
+        0: lock-free (Hogwild) threads; ``k > 0``: deterministic phases of
+        ``k`` centre tokens per thread (see the module docstring).
     """
 
     sg: bool
@@ -118,8 +135,9 @@ class KernelConfig(NamedTuple):
     code_lengths: np.ndarray
     sigmoid: np.ndarray
     log_sigmoid: np.ndarray
-    sub_indptr: object = None
-    sub_indices: object = None
+    sub_indptr: np.ndarray
+    sub_indices: np.ndarray
+    sync_tokens: int
 
 
 # fast-math without 'nnan'/'ninf': NaN/inf checks must survive (divergence detection)
@@ -132,6 +150,9 @@ _M24 = np.uint64(0xFFFFFF)
 _INV24 = np.float32(1.0 / 16777216.0)
 _TABLE_SCALE = np.float32(EXP_TABLE_SIZE / MAX_EXP / 2.0)
 _MAXE = np.float32(MAX_EXP)
+#: floats of one row buffer of one thread in deterministic mode (16 MiB); a phase ends early
+#: when a buffer fills up, so memory stays bounded for any vocabulary or bucket count
+BUFFER_FLOATS = 1 << 22
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -232,48 +253,80 @@ def _score_update(l1, out, neu1e, label, alpha, sigmoid, log_sigmoid, dim):
     return loss, False
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _row(mat, r, buffered, slot, rows, buf, count, m):
+    """Row ``r`` of ``mat`` as one part sees it: the shared row, or its private copy.
+
+    In buffered (deterministic) mode the first access of a phase copies the
+    shared row into the part's buffer (``slot`` maps rows to buffer slots,
+    ``rows`` slots to rows, ``count[m]`` is the number of slots in use); the
+    part then reads and writes only its copy.
+    """
+    if not buffered:
+        return mat[r]
+    s = slot[r]
+    if s < 0:
+        s = count[m]
+        count[m] = s + 1
+        slot[r] = s
+        rows[s] = r
+        dst = buf[s]
+        src = mat[r]
+        for k in range(dst.shape[0]):
+            dst[k] = src[k]
+    return buf[s]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in_row(syn0, r, buffered, ws):
+    return _row(syn0, r, buffered, ws[0], ws[1], ws[2], ws[9], 0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _neg_row(syn1neg, r, buffered, ws):
+    return _row(syn1neg, r, buffered, ws[3], ws[4], ws[5], ws[9], 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _node_row(syn1, r, buffered, ws):
+    return _row(syn1, r, buffered, ws[6], ws[7], ws[8], ws[9], 2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _buffers_full(ws, need):
+    """True if one more centre word might overflow a buffer (phase must end)."""
+    count = ws[9]
+    return (
+        count[0] + need[0] > ws[1].shape[0]
+        or count[1] + need[1] > ws[4].shape[0]
+        or count[2] + need[2] > ws[7].shape[0]
+    )
+
+
 @njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
-def _output_layer(
-    l1,
-    w,
-    neu1e,
-    hs,
-    negative,
-    syn1,
-    syn1neg,
-    codes,
-    points,
-    code_lengths,
-    neg_prob,
-    neg_alias,
-    state,
-    alpha,
-    sigmoid,
-    log_sigmoid,
-    dim,
-):
+def _output_layer(l1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, ws):
     """Train the output layer for input vector ``l1`` and target word ``w``.
 
-    Hierarchical softmax over ``w``'s Huffman code (when ``hs``), then ``w``
-    as the positive example and ``negative`` noise words drawn from the alias
-    table with the LCG ``state`` (word2vec.c's order of draws). ``neu1e``
-    accumulates the gradient for the input rows.
+    Hierarchical softmax over ``w``'s Huffman code (when ``c.hs``), then ``w``
+    as the positive example and ``c.negative`` noise words drawn from the
+    alias table with the LCG ``state`` (word2vec.c's order of draws).
+    ``neu1e`` accumulates the gradient for the input rows.
 
     Returns (loss, new_state, nan_flag).
     """
     one = np.float32(1.0)
     zero = np.float32(0.0)
-    n_words = neg_prob.size
+    n_words = c.neg_prob.size
     loss = np.float32(0.0)
-    if hs:
-        for j in range(code_lengths[w]):
-            lab = one - np.float32(codes[w, j])
-            ls, bad = _score_update(
-                l1, syn1[points[w, j]], neu1e, lab, alpha, sigmoid, log_sigmoid, dim
-            )
+    if c.hs:
+        for j in range(c.code_lengths[w]):
+            lab = one - np.float32(c.codes[w, j])
+            out = _node_row(syn1, c.points[w, j], buffered, ws)
+            ls, bad = _score_update(l1, out, neu1e, lab, alpha, c.sigmoid, c.log_sigmoid, dim)
             if bad:
                 return loss, state, True
             loss += ls
+    negative = c.negative
     for j in range(negative + 1 if negative > 0 else 0):
         if j == 0:
             target = w
@@ -282,17 +335,51 @@ def _output_layer(
             state = _lcg(state)
             t = np.int64((state >> _S16) % np.uint64(n_words))
             state = _lcg(state)
-            if _uniform(state) >= neg_prob[t]:
-                t = neg_alias[t]
+            if _uniform(state) >= c.neg_prob[t]:
+                t = c.neg_alias[t]
             if t == w:
                 continue
             target = t
             lab = zero
-        ls, bad = _score_update(l1, syn1neg[target], neu1e, lab, alpha, sigmoid, log_sigmoid, dim)
+        out = _neg_row(syn1neg, target, buffered, ws)
+        ls, bad = _score_update(l1, out, neu1e, lab, alpha, c.sigmoid, c.log_sigmoid, dim)
         if bad:
             return loss, state, True
         loss += ls
     return loss, state, False
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _gather_input(syn0, u, c, use_sub, l1buf, buffered, ws, dim):
+    """Input vector of word ``u``: its row, or the mean of its subword rows (into ``l1buf``)."""
+    if not use_sub:
+        return _in_row(syn0, u, buffered, ws)
+    r0 = c.sub_indptr[u]
+    r1 = c.sub_indptr[u + 1]
+    for k in range(dim):
+        l1buf[k] = np.float32(0.0)
+    for r in range(r0, r1):
+        row = _in_row(syn0, c.sub_indices[r], buffered, ws)
+        for k in range(dim):
+            l1buf[k] += row[k]
+    inv = np.float32(1.0) / np.float32(max(r1 - r0, 1))
+    for k in range(dim):
+        l1buf[k] *= inv
+    return l1buf
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _add_to_input(syn0, u, grad, c, use_sub, buffered, ws, dim):
+    """Add ``grad`` in full to every input row of word ``u``."""
+    if not use_sub:
+        row = _in_row(syn0, u, buffered, ws)
+        for k in range(dim):
+            row[k] += grad[k]
+    else:
+        for r in range(c.sub_indptr[u], c.sub_indptr[u + 1]):
+            row = _in_row(syn0, c.sub_indices[r], buffered, ws)
+            for k in range(dim):
+                row[k] += grad[k]
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
@@ -302,170 +389,254 @@ def train_part(
     syn1,
     ids,
     offsets,
-    doc_start,
-    doc_end,
-    sub_indptr,
-    sub_indices,
-    neg_prob,
-    neg_alias,
-    codes,
-    points,
-    code_lengths,
-    sigmoid,
-    log_sigmoid,
-    sg,
-    hs,
-    negative,
-    window,
+    c,
+    p_start,
+    p_end,
+    part_start,
+    part_tokens,
     alpha_start,
     alpha_end,
     state,
+    buffered,
+    ws,
+    need,
 ):
-    """Train on documents ``doc_start .. doc_end - 1`` of a chunk (one thread's slice).
+    """Train on the centre tokens ``p_start .. p_end - 1`` of one thread's slice.
 
-    The fields of :class:`KernelConfig` unpacked, the slice bounds, the
-    chunk's learning-rate range and the LCG ``state``. Returns ``(loss, n_examples, nan)``.
+    Parameters
+    ----------
+    syn0, syn1neg, syn1, ids, offsets, c
+        As :func:`train_chunk` (``c`` the :class:`KernelConfig`).
+    p_start, p_end : int
+        Token positions (in ``ids``) to train as centre words; windows
+        extend over the whole document, never across documents.
+    part_start, part_tokens : int
+        First token and length of the thread's slice: the learning rate
+        decays linearly from ``alpha_start`` to ``alpha_end`` over it.
+    state : uint64
+        LCG state (window draws and negatives).
+    buffered : bool
+        Read and write private row copies (``ws``) instead of the shared
+        matrices (the deterministic mode of :func:`train_chunk`).
+    ws : tuple
+        The part's row buffers (see :func:`train_chunk`).
+    need : numpy.ndarray of shape (3,), int64
+        Buffer slots one centre word may need per matrix (0: cannot overflow).
+
+    Returns
+    -------
+    loss, n_examples : float
+    nan : bool
+    p_next : int
+        First position not trained (``p_end`` unless a buffer filled up).
+    state : uint64
     """
     dim = syn0.shape[1]
+    use_sub = c.sub_indptr.shape[0] > 0
+    window = c.window
     neu1 = np.zeros(dim, dtype=np.float32)
     neu1e = np.zeros(dim, dtype=np.float32)
     l1buf = np.zeros(dim, dtype=np.float32)
-    tok_start = offsets[doc_start]
-    n_tok = offsets[doc_end] - tok_start
-    if n_tok <= 0:
-        return 0.0, 0.0, False
-    alpha_step = np.float32((alpha_end - alpha_start) / max(n_tok, 1))
+    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
+    alpha0 = np.float32(alpha_start)
+    loss_sum = 0.0
+    n_examples = 0.0
+    zero = np.float32(0.0)
+    d = np.searchsorted(offsets, p_start, side="right") - 1
+    for p in range(p_start, p_end):
+        while offsets[d + 1] <= p:
+            d += 1
+        if buffered and _buffers_full(ws, need):
+            return loss_sum, n_examples, False, p, state
+        s = offsets[d]
+        e = offsets[d + 1]
+        alpha = alpha0 + alpha_step * np.float32(p - part_start)
+        w = ids[p]
+        state = _lcg(state)
+        b = np.int64((state >> _S16) % np.uint64(window))
+        lo = max(s, p - window + b)
+        hi = min(e, p + window + 1 - b)
+        if c.sg:
+            for cpos in range(lo, hi):
+                if cpos == p:
+                    continue
+                u = ids[cpos]
+                l1 = _gather_input(syn0, u, c, use_sub, l1buf, buffered, ws, dim)
+                for k in range(dim):
+                    neu1e[k] = zero
+                ls, state, bad = _output_layer(
+                    l1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, ws
+                )
+                if bad:
+                    return loss_sum, n_examples, True, p, state
+                loss_sum += ls
+                _add_to_input(syn0, u, neu1e, c, use_sub, buffered, ws, dim)
+                n_examples += 1.0
+        else:
+            for k in range(dim):
+                neu1[k] = zero
+                neu1e[k] = zero
+            cw = 0
+            for cpos in range(lo, hi):
+                if cpos == p:
+                    continue
+                u = ids[cpos]
+                if not use_sub:
+                    row = _in_row(syn0, u, buffered, ws)
+                    for k in range(dim):
+                        neu1[k] += row[k]
+                    cw += 1
+                else:
+                    for r in range(c.sub_indptr[u], c.sub_indptr[u + 1]):
+                        row = _in_row(syn0, c.sub_indices[r], buffered, ws)
+                        for k in range(dim):
+                            neu1[k] += row[k]
+                        cw += 1
+            if cw == 0:
+                continue
+            inv = np.float32(1.0) / np.float32(cw)
+            for k in range(dim):
+                neu1[k] *= inv
+            ls, state, bad = _output_layer(
+                neu1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, ws
+            )
+            if bad:
+                return loss_sum, n_examples, True, p, state
+            loss_sum += ls
+            for cpos in range(lo, hi):
+                if cpos != p:
+                    _add_to_input(syn0, ids[cpos], neu1e, c, use_sub, buffered, ws, dim)
+            n_examples += 1.0
+    return loss_sum, n_examples, False, p_end, state
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def train_part_shared(
+    syn0,
+    syn1neg,
+    ids,
+    offsets,
+    c,
+    p_start,
+    p_end,
+    part_start,
+    part_tokens,
+    alpha_start,
+    alpha_end,
+    state,
+    buffered,
+    ws,
+    need,
+):
+    """Skip-gram with negative samples shared by all context words of a window.
+
+    Same parameters and return value as :func:`train_part` (``n_examples``
+    counts pairs). For a centre word ``w`` with ``K`` context words,
+    ``c.negative`` noise words are drawn once; the ``K x (1 + negative)``
+    scores between the context input vectors and the output vectors of ``w``
+    and the noise words are computed from the same parameters, then all rows
+    are updated (Ji et al. 2016). Each output row is read once per window
+    instead of once per pair.
+    """
+    dim = syn0.shape[1]
+    use_sub = c.sub_indptr.shape[0] > 0
+    window = c.window
+    negative = c.negative
+    n_words = c.neg_prob.size
+    max_ctx = 2 * window
+    l1s = np.zeros((max_ctx, dim), dtype=np.float32)
+    err = np.zeros((max_ctx, dim), dtype=np.float32)
+    outg = np.zeros((negative + 1, dim), dtype=np.float32)
+    outs = np.zeros(negative + 1, dtype=np.int64)
+    labels = np.zeros(negative + 1, dtype=np.float32)
+    ctx = np.zeros(max_ctx, dtype=np.int64)
+    l1buf = np.zeros(dim, dtype=np.float32)
+    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
     alpha0 = np.float32(alpha_start)
     loss_sum = 0.0
     n_examples = 0.0
     one = np.float32(1.0)
     zero = np.float32(0.0)
-    for d in range(doc_start, doc_end):
+    sigmoid = c.sigmoid
+    log_sigmoid = c.log_sigmoid
+    d = np.searchsorted(offsets, p_start, side="right") - 1
+    for p in range(p_start, p_end):
+        while offsets[d + 1] <= p:
+            d += 1
+        if buffered and _buffers_full(ws, need):
+            return loss_sum, n_examples, False, p, state
         s = offsets[d]
         e = offsets[d + 1]
-        for p in range(s, e):
-            alpha = alpha0 + alpha_step * np.float32(p - tok_start)
-            w = ids[p]
+        alpha = alpha0 + alpha_step * np.float32(p - part_start)
+        w = ids[p]
+        state = _lcg(state)
+        b = np.int64((state >> _S16) % np.uint64(window))
+        lo = max(s, p - window + b)
+        hi = min(e, p + window + 1 - b)
+        n_ctx = 0
+        for cpos in range(lo, hi):
+            if cpos == p:
+                continue
+            u = ids[cpos]
+            ctx[n_ctx] = u
+            l1 = _gather_input(syn0, u, c, use_sub, l1buf, buffered, ws, dim)
+            for k in range(dim):
+                l1s[n_ctx, k] = l1[k]
+                err[n_ctx, k] = zero
+            n_ctx += 1
+        if n_ctx == 0:
+            continue
+        n_out = 1
+        outs[0] = w
+        labels[0] = one
+        for _ in range(negative):
             state = _lcg(state)
-            b = np.int64((state >> _S16) % np.uint64(window))
-            lo = max(s, p - window + b)
-            hi = min(e, p + window + 1 - b)
-            if sg:
-                for c in range(lo, hi):
-                    if c == p:
-                        continue
-                    u = ids[c]
-                    if sub_indptr is None:
-                        l1 = syn0[u]
-                    else:
-                        r0 = sub_indptr[u]
-                        r1 = sub_indptr[u + 1]
-                        l1 = l1buf
-                        for k in range(dim):
-                            l1[k] = zero
-                        for r in range(r0, r1):
-                            row = syn0[sub_indices[r]]
-                            for k in range(dim):
-                                l1[k] += row[k]
-                        inv = one / np.float32(max(r1 - r0, 1))
-                        for k in range(dim):
-                            l1[k] *= inv
-                    for k in range(dim):
-                        neu1e[k] = zero
-                    ls, state, bad = _output_layer(
-                        l1,
-                        w,
-                        neu1e,
-                        hs,
-                        negative,
-                        syn1,
-                        syn1neg,
-                        codes,
-                        points,
-                        code_lengths,
-                        neg_prob,
-                        neg_alias,
-                        state,
-                        alpha,
-                        sigmoid,
-                        log_sigmoid,
-                        dim,
-                    )
-                    if bad:
-                        return loss_sum, n_examples, True
-                    loss_sum += ls
-                    if sub_indptr is None:
-                        row = syn0[u]
-                        for k in range(dim):
-                            row[k] += neu1e[k]
-                    else:
-                        for r in range(sub_indptr[u], sub_indptr[u + 1]):
-                            row = syn0[sub_indices[r]]
-                            for k in range(dim):
-                                row[k] += neu1e[k]
-                    n_examples += 1.0
-            else:
+            t = np.int64((state >> _S16) % np.uint64(n_words))
+            state = _lcg(state)
+            if _uniform(state) >= c.neg_prob[t]:
+                t = c.neg_alias[t]
+            if t == w:
+                continue
+            outs[n_out] = t
+            labels[n_out] = zero
+            n_out += 1
+        for j in range(n_out):
+            out = _neg_row(syn1neg, outs[j], buffered, ws)
+            lab = labels[j]
+            for k in range(dim):
+                outg[j, k] = zero
+            for i in range(n_ctx):
+                f = np.float32(0.0)
                 for k in range(dim):
-                    neu1[k] = zero
-                    neu1e[k] = zero
-                cw = 0
-                for c in range(lo, hi):
-                    if c == p:
-                        continue
-                    u = ids[c]
-                    if sub_indptr is None:
-                        row = syn0[u]
-                        for k in range(dim):
-                            neu1[k] += row[k]
-                        cw += 1
+                    f += l1s[i, k] * out[k]
+                if f >= _MAXE:
+                    g = (lab - one) * alpha
+                    if lab == zero:
+                        loss_sum += f
+                elif f <= -_MAXE:
+                    g = lab * alpha
+                    if lab > zero:
+                        loss_sum -= f
+                elif f == f:
+                    idx = int((f + _MAXE) * _TABLE_SCALE)
+                    g = (lab - sigmoid[idx]) * alpha
+                    if lab > zero:
+                        loss_sum -= log_sigmoid[idx]
                     else:
-                        for r in range(sub_indptr[u], sub_indptr[u + 1]):
-                            row = syn0[sub_indices[r]]
-                            for k in range(dim):
-                                neu1[k] += row[k]
-                            cw += 1
-                if cw == 0:
-                    continue
-                inv = one / np.float32(cw)
+                        loss_sum -= log_sigmoid[EXP_TABLE_SIZE - 1 - idx]
+                else:
+                    return loss_sum, n_examples, True, p, state
                 for k in range(dim):
-                    neu1[k] *= inv
-                ls, state, bad = _output_layer(
-                    neu1,
-                    w,
-                    neu1e,
-                    hs,
-                    negative,
-                    syn1,
-                    syn1neg,
-                    codes,
-                    points,
-                    code_lengths,
-                    neg_prob,
-                    neg_alias,
-                    state,
-                    alpha,
-                    sigmoid,
-                    log_sigmoid,
-                    dim,
-                )
-                if bad:
-                    return loss_sum, n_examples, True
-                loss_sum += ls
-                for c in range(lo, hi):
-                    if c == p:
-                        continue
-                    u = ids[c]
-                    if sub_indptr is None:
-                        row = syn0[u]
-                        for k in range(dim):
-                            row[k] += neu1e[k]
-                    else:
-                        for r in range(sub_indptr[u], sub_indptr[u + 1]):
-                            row = syn0[sub_indices[r]]
-                            for k in range(dim):
-                                row[k] += neu1e[k]
-                n_examples += 1.0
-    return loss_sum, n_examples, False
+                    err[i, k] += g * out[k]
+                    outg[j, k] += g * l1s[i, k]
+        for j in range(n_out):
+            out = _neg_row(syn1neg, outs[j], buffered, ws)
+            for k in range(dim):
+                out[k] += outg[j, k]
+        for i in range(n_ctx):
+            _add_to_input(syn0, ctx[i], err[i], c, use_sub, buffered, ws, dim)
+        n_examples += n_ctx
+    return loss_sum, n_examples, False, p_end, state
 
 
 @njit(cache=True, nogil=True)
@@ -483,217 +654,167 @@ def _part_bounds(offsets, n_parts):
     return bounds
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH)
-def train_part_shared(
-    syn0,
-    syn1neg,
-    ids,
-    offsets,
-    doc_start,
-    doc_end,
-    sub_indptr,
-    sub_indices,
-    neg_prob,
-    neg_alias,
-    sigmoid,
-    log_sigmoid,
-    negative,
-    window,
-    alpha_start,
-    alpha_end,
-    state,
-):
-    """Skip-gram with negative samples shared by all context words of a window (one slice).
+@njit(cache=True, nogil=True)
+def _buffer_sizes(c, n_rows, dim, shared):
+    """Slots per matrix and part, and the slots one centre word may take (0: never full).
 
-    For a centre word ``w`` with ``K`` context words, ``negative`` noise words
-    are drawn once; the ``K x (1 + negative)`` scores between the context
-    input vectors and the output vectors of ``w`` and the noise words are
-    computed from the same parameters, then all rows are updated (Ji et al.
-    2016). Each output row is read once per window instead of once per pair.
-    Returns ``(loss, n_examples, nan)`` with ``n_examples`` counting pairs.
+    Each buffer holds at most :data:`BUFFER_FLOATS` floats (but at least two
+    centre words' worth) or the whole matrix, whichever is smaller.
     """
-    dim = syn0.shape[1]
-    n_words = neg_prob.size
-    max_ctx = 2 * window
-    l1s = np.zeros((max_ctx, dim), dtype=np.float32)
-    err = np.zeros((max_ctx, dim), dtype=np.float32)
-    outg = np.zeros((negative + 1, dim), dtype=np.float32)
-    outs = np.zeros(negative + 1, dtype=np.int64)
-    labels = np.zeros(negative + 1, dtype=np.float32)
-    ctx = np.zeros(max_ctx, dtype=np.int64)
-    tok_start = offsets[doc_start]
-    n_tok = offsets[doc_end] - tok_start
-    if n_tok <= 0:
-        return 0.0, 0.0, False
-    alpha_step = np.float32((alpha_end - alpha_start) / max(n_tok, 1))
-    alpha0 = np.float32(alpha_start)
-    loss_sum = 0.0
-    n_examples = 0.0
-    one = np.float32(1.0)
-    zero = np.float32(0.0)
-    for d in range(doc_start, doc_end):
-        s = offsets[d]
-        e = offsets[d + 1]
-        for p in range(s, e):
-            alpha = alpha0 + alpha_step * np.float32(p - tok_start)
-            w = ids[p]
-            state = _lcg(state)
-            b = np.int64((state >> _S16) % np.uint64(window))
-            lo = max(s, p - window + b)
-            hi = min(e, p + window + 1 - b)
-            n_ctx = 0
-            for c in range(lo, hi):
-                if c == p:
-                    continue
-                u = ids[c]
-                ctx[n_ctx] = u
-                if sub_indptr is None:
-                    row = syn0[u]
-                    for k in range(dim):
-                        l1s[n_ctx, k] = row[k]
-                else:
-                    r0 = sub_indptr[u]
-                    r1 = sub_indptr[u + 1]
-                    for k in range(dim):
-                        l1s[n_ctx, k] = zero
-                    for r in range(r0, r1):
-                        row = syn0[sub_indices[r]]
-                        for k in range(dim):
-                            l1s[n_ctx, k] += row[k]
-                    inv = one / np.float32(max(r1 - r0, 1))
-                    for k in range(dim):
-                        l1s[n_ctx, k] *= inv
-                for k in range(dim):
-                    err[n_ctx, k] = zero
-                n_ctx += 1
-            if n_ctx == 0:
-                continue
-            n_out = 1
-            outs[0] = w
-            labels[0] = one
-            for _ in range(negative):
-                state = _lcg(state)
-                t = np.int64((state >> _S16) % np.uint64(n_words))
-                state = _lcg(state)
-                if _uniform(state) >= neg_prob[t]:
-                    t = neg_alias[t]
-                if t == w:
-                    continue
-                outs[n_out] = t
-                labels[n_out] = zero
-                n_out += 1
-            for j in range(n_out):
-                out = syn1neg[outs[j]]
-                lab = labels[j]
-                for k in range(dim):
-                    outg[j, k] = zero
-                for i in range(n_ctx):
-                    f = np.float32(0.0)
-                    for k in range(dim):
-                        f += l1s[i, k] * out[k]
-                    if f >= _MAXE:
-                        g = (lab - one) * alpha
-                        if lab == zero:
-                            loss_sum += f
-                    elif f <= -_MAXE:
-                        g = lab * alpha
-                        if lab > zero:
-                            loss_sum -= f
-                    elif f == f:
-                        idx = int((f + _MAXE) * _TABLE_SCALE)
-                        g = (lab - sigmoid[idx]) * alpha
-                        if lab > zero:
-                            loss_sum -= log_sigmoid[idx]
-                        else:
-                            loss_sum -= log_sigmoid[EXP_TABLE_SIZE - 1 - idx]
-                    else:
-                        return loss_sum, n_examples, True
-                    for k in range(dim):
-                        err[i, k] += g * out[k]
-                        outg[j, k] += g * l1s[i, k]
-            for j in range(n_out):
-                out = syn1neg[outs[j]]
-                for k in range(dim):
-                    out[k] += outg[j, k]
-            for i in range(n_ctx):
-                u = ctx[i]
-                if sub_indptr is None:
-                    row = syn0[u]
-                    for k in range(dim):
-                        row[k] += err[i, k]
-                else:
-                    for r in range(sub_indptr[u], sub_indptr[u + 1]):
-                        row = syn0[sub_indices[r]]
-                        for k in range(dim):
-                            row[k] += err[i, k]
-            n_examples += n_ctx
-    return loss_sum, n_examples, False
+    ctx = 2 * c.window
+    max_bag = 1
+    if c.sub_indptr.shape[0] > 0:
+        max_bag = max(1, np.max(np.diff(c.sub_indptr)))
+    need = np.zeros(3, dtype=np.int64)
+    need[0] = ctx * max_bag
+    if c.negative > 0:
+        need[1] = (c.negative + 1) * (ctx if (c.sg and not shared) else 1)
+    if c.hs:
+        need[2] = c.codes.shape[1] * (ctx if c.sg else 1)
+    caps = np.zeros(3, dtype=np.int64)
+    budget = max(1, BUFFER_FLOATS // max(dim, 1))
+    for m in range(3):
+        caps[m] = min(n_rows[m], max(2 * need[m], budget))
+        if caps[m] >= n_rows[m]:
+            need[m] = 0
+    return caps, need
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def train_chunk(syn0, syn1neg, syn1, ids, offsets, config, alpha_start, alpha_end, seed, n_parts):
     """Train on one corpus chunk, one contiguous slice of documents per thread.
 
-    See the module docstring for the parameters. Returns ``stats``, float64
-    of shape (n_parts, 3): summed loss, number of examples (skip-gram: pairs,
-    CBOW: centre words) and a NaN flag per slice.
+    See the module docstring for the parameters and the two modes
+    (``config.sync_tokens``). Returns ``stats``, float64 of shape
+    (n_parts, 3): summed loss, number of examples (skip-gram: pairs, CBOW:
+    centre words) and a NaN flag per slice.
     """
     c = config
     shared = c.shared_negatives and c.sg and not c.hs and c.negative > 0
+    dim = syn0.shape[1]
     stats = np.zeros((n_parts, 3), dtype=np.float64)
     bounds = _part_bounds(offsets, n_parts)
-    for t in prange(n_parts):
-        # slices run side by side, so each decays over the chunk's whole span
-        if shared:
-            loss, nex, bad = train_part_shared(
-                syn0,
-                syn1neg,
-                ids,
-                offsets,
-                bounds[t],
-                bounds[t + 1],
-                c.sub_indptr,
-                c.sub_indices,
-                c.neg_prob,
-                c.neg_alias,
-                c.sigmoid,
-                c.log_sigmoid,
-                c.negative,
-                c.window,
-                alpha_start,
-                alpha_end,
-                _seed_state(seed, t),
-            )
-        else:
-            loss, nex, bad = train_part(
-                syn0,
-                syn1neg,
-                syn1,
-                ids,
-                offsets,
-                bounds[t],
-                bounds[t + 1],
-                c.sub_indptr,
-                c.sub_indices,
-                c.neg_prob,
-                c.neg_alias,
-                c.codes,
-                c.points,
-                c.code_lengths,
-                c.sigmoid,
-                c.log_sigmoid,
-                c.sg,
-                c.hs,
-                c.negative,
-                c.window,
-                alpha_start,
-                alpha_end,
-                _seed_state(seed, t),
-            )
-        stats[t, 0] = loss
-        stats[t, 1] = nex
-        stats[t, 2] = 1.0 if bad else 0.0
+    starts = np.empty(n_parts, dtype=np.int64)
+    ends = np.empty(n_parts, dtype=np.int64)
+    states = np.empty(n_parts, dtype=np.uint64)
+    for t in range(n_parts):
+        starts[t] = offsets[bounds[t]]
+        ends[t] = offsets[bounds[t + 1]]
+        states[t] = _seed_state(seed, t)
+    pos = starts.copy()
+    buffered = c.sync_tokens > 0 and n_parts > 1
+    n_rows = np.array([syn0.shape[0], syn1neg.shape[0], syn1.shape[0]], dtype=np.int64)
+    caps, need = _buffer_sizes(c, n_rows, dim, shared)
+    if not buffered:
+        caps[:] = 0
+        n_rows[:] = 0
+    slot0 = np.full((n_parts, n_rows[0]), -1, dtype=np.int32)
+    slot1 = np.full((n_parts, n_rows[1]), -1, dtype=np.int32)
+    slot2 = np.full((n_parts, n_rows[2]), -1, dtype=np.int32)
+    rows0 = np.zeros((n_parts, caps[0]), dtype=np.int64)
+    rows1 = np.zeros((n_parts, caps[1]), dtype=np.int64)
+    rows2 = np.zeros((n_parts, caps[2]), dtype=np.int64)
+    buf0 = np.zeros((n_parts, caps[0], dim), dtype=np.float32)
+    buf1 = np.zeros((n_parts, caps[1], dim), dtype=np.float32)
+    buf2 = np.zeros((n_parts, caps[2], dim), dtype=np.float32)
+    counts = np.zeros((n_parts, 3), dtype=np.int64)
+    phase = c.sync_tokens if buffered else np.int64(1) << 62
+    while (pos < ends).any():
+        for t in prange(n_parts):
+            if pos[t] < ends[t]:
+                ws = (
+                    slot0[t],
+                    rows0[t],
+                    buf0[t],
+                    slot1[t],
+                    rows1[t],
+                    buf1[t],
+                    slot2[t],
+                    rows2[t],
+                    buf2[t],
+                    counts[t],
+                )
+                stop = min(ends[t], pos[t] + phase)
+                n_tok = ends[t] - starts[t]
+                if shared:
+                    loss, nex, bad, p, st = train_part_shared(
+                        syn0,
+                        syn1neg,
+                        ids,
+                        offsets,
+                        c,
+                        pos[t],
+                        stop,
+                        starts[t],
+                        n_tok,
+                        alpha_start,
+                        alpha_end,
+                        states[t],
+                        buffered,
+                        ws,
+                        need,
+                    )
+                else:
+                    loss, nex, bad, p, st = train_part(
+                        syn0,
+                        syn1neg,
+                        syn1,
+                        ids,
+                        offsets,
+                        c,
+                        pos[t],
+                        stop,
+                        starts[t],
+                        n_tok,
+                        alpha_start,
+                        alpha_end,
+                        states[t],
+                        buffered,
+                        ws,
+                        need,
+                    )
+                stats[t, 0] += loss
+                stats[t, 1] += nex
+                states[t] = st
+                pos[t] = ends[t] if bad else p
+                if bad:
+                    stats[t, 2] = 1.0
+                if buffered:
+                    # the shared rows are unchanged during a phase: turn copies into deltas
+                    _to_deltas(syn0, slot0[t], rows0[t], buf0[t], counts[t, 0])
+                    _to_deltas(syn1neg, slot1[t], rows1[t], buf1[t], counts[t, 1])
+                    _to_deltas(syn1, slot2[t], rows2[t], buf2[t], counts[t, 2])
+        if buffered:
+            # every row gets the deltas of the parts in part order: thread timing plays no role
+            for q in prange(n_parts):
+                for t in range(n_parts):
+                    _add_deltas(syn0, rows0[t], buf0[t], counts[t, 0], q, n_parts)
+                    _add_deltas(syn1neg, rows1[t], buf1[t], counts[t, 1], q, n_parts)
+                    _add_deltas(syn1, rows2[t], buf2[t], counts[t, 2], q, n_parts)
+            counts[:, :] = 0
     return stats
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _to_deltas(mat, slot, rows, buf, n):
+    for i in range(n):
+        r = rows[i]
+        slot[r] = -1
+        src = mat[r]
+        dst = buf[i]
+        for k in range(dst.shape[0]):
+            dst[k] -= src[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_deltas(mat, rows, buf, n, q, n_parts):
+    for i in range(n):
+        r = rows[i]
+        if r % n_parts == q:
+            dst = mat[r]
+            src = buf[i]
+            for k in range(dst.shape[0]):
+                dst[k] += src[k]
 
 
 @njit(cache=True, nogil=True)

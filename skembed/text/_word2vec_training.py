@@ -56,6 +56,7 @@ __all__ = [
     "CHUNK_TOKENS",
     "KERNEL_LOCK",
     "MAX_DOCUMENT_LENGTH",
+    "SYNC_TOKENS",
     "EncodedCorpus",
     "NumbaEngine",
     "TorchEngine",
@@ -68,6 +69,8 @@ __all__ = [
 MAX_DOCUMENT_LENGTH = 10_000
 #: tokens per training chunk (memory per chunk: ~12 bytes per token)
 CHUNK_TOKENS = 1 << 20
+#: centre tokens per thread between two merges of the deterministic parallel scheme
+SYNC_TOKENS = 8192
 #: numba's workqueue threading layer (used when neither OpenMP nor TBB is available) must not
 #: run two parallel kernels at once: fits running in several Python threads take turns per chunk
 KERNEL_LOCK = threading.Lock()
@@ -227,7 +230,9 @@ def chunk_seed(seed, epoch, chunk):
     return int((seed * 1_000_003 + epoch * 7919 + chunk * 104_729 + 1) % (2**63 - 1))
 
 
-def kernel_config(counts, *, sg, hs, negative, window, shared_negatives, ns_exponent, input_rows):
+def kernel_config(
+    counts, *, sg, hs, negative, window, shared_negatives, ns_exponent, input_rows, sync_tokens
+):
     """Build the :class:`~skembed.kernels.word2vec.KernelConfig` of one fit.
 
     Parameters
@@ -240,6 +245,9 @@ def kernel_config(counts, *, sg, hs, negative, window, shared_negatives, ns_expo
     ns_exponent : float
     input_rows : tuple (indptr, indices) or (None, None)
         CSR of the input rows of each word (FastText), or ``(None, None)``.
+    sync_tokens : int
+        Centre tokens per thread and phase of the deterministic parallel
+        scheme (:data:`SYNC_TOKENS`), or 0 for lock-free threads.
 
     Returns
     -------
@@ -270,8 +278,9 @@ def kernel_config(counts, *, sg, hs, negative, window, shared_negatives, ns_expo
         code_lengths=code_lengths,
         sigmoid=sigmoid,
         log_sigmoid=log_sigmoid,
-        sub_indptr=input_rows[0],
-        sub_indices=input_rows[1],
+        sub_indptr=np.zeros(0, np.int64) if input_rows[0] is None else input_rows[0],
+        sub_indices=np.zeros(0, np.int32) if input_rows[1] is None else input_rows[1],
+        sync_tokens=int(sync_tokens),
     )
 
 
@@ -385,7 +394,7 @@ class TorchEngine:
         self.points = torch.from_numpy(c.points.astype(np.int64)).to(dev)
         self.lengths = torch.from_numpy(c.code_lengths.astype(np.int64)).to(dev)
         n_words = len(c.neg_prob)
-        if c.sub_indptr is None:
+        if c.sub_indptr.shape[0] == 0:
             self.indptr = np.arange(n_words + 1, dtype=np.int64)
             self.indices = np.arange(n_words, dtype=np.int64)
         else:

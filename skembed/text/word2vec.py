@@ -26,6 +26,7 @@ from ..keyedvectors import KeyedVectors
 from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary
 from ._base import BaseWordEmbedder
 from ._word2vec_training import (
+    SYNC_TOKENS,
     EncodedCorpus,
     NumbaEngine,
     TorchEngine,
@@ -430,6 +431,7 @@ class Word2VecTransformer(BaseWordEmbedder):
                 shared_negatives=self.shared_negatives,
                 ns_exponent=self.ns_exponent,
                 input_rows=self._input_rows(index_to_key, warm),
+                sync_tokens=SYNC_TOKENS,
             )
             keep = keep_probabilities(counts, self.sample)
             history = list(self.history_) if warm else []

@@ -12,6 +12,7 @@ import errno
 import hashlib
 import io
 import multiprocessing
+import os
 import pickle
 import warnings
 
@@ -52,6 +53,15 @@ def cached_transform(store, texts, namespace=NS):
 def entry_files(directory):
     """The entry files under a cache directory (not temporary or set-aside files)."""
     return sorted(p for p in directory.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+
+def fail_renames(monkeypatch, error):
+    """Make every rename into the cache (the step that publishes an entry) raise ``error``."""
+
+    def fail(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(os, "replace", fail)
 
 
 DOCS = [f"document number {i} about {'cats' if i % 2 else 'markets'}" for i in range(12)]
@@ -177,12 +187,7 @@ def test_damaged_entry_in_a_directory_that_cannot_be_changed_warns_once_per_stor
     cached_transform(EmbeddingCache(tmp_path), DOCS[:4])
     (path,) = entry_files(tmp_path)
     _truncate(path)
-    import skembed.text._embedding_cache as mod
-
-    def refuse(*args, **kwargs):
-        raise PermissionError(errno.EACCES, "Permission denied")
-
-    monkeypatch.setattr(mod.os, "replace", refuse)  # neither set aside nor rewritten
+    fail_renames(monkeypatch, PermissionError(errno.EACCES, "Permission denied"))  # nor set aside
     store = EmbeddingCache(tmp_path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -215,12 +220,7 @@ def test_an_entry_of_another_width_is_damaged(tmp_path):
 def test_a_failed_write_warns_and_returns_the_embeddings(tmp_path, monkeypatch, error):
     cached_transform(EmbeddingCache(tmp_path), DOCS[:3])  # a pre-filled, shared cache
     before = entry_files(tmp_path)
-    import skembed.text._embedding_cache as mod
-
-    def fail(*args, **kwargs):
-        raise error
-
-    monkeypatch.setattr(mod.os, "replace", fail)
+    fail_renames(monkeypatch, error)
     store = EmbeddingCache(tmp_path)
     with pytest.warns(EmbeddingCacheWarning, match=f"Cannot write.*{error.strerror}") as rec:
         out, n = cached_transform(store, DOCS[:6])
@@ -238,12 +238,7 @@ def test_a_failed_write_warns_and_returns_the_embeddings(tmp_path, monkeypatch, 
 
 
 def test_an_interrupted_write_leaves_no_temporary_file(tmp_path, monkeypatch):
-    import skembed.text._embedding_cache as mod
-
-    def interrupt(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(mod.os, "replace", interrupt)
+    fail_renames(monkeypatch, KeyboardInterrupt())
     with pytest.raises(KeyboardInterrupt):
         cached_transform(EmbeddingCache(tmp_path), DOCS[:3])
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
@@ -356,12 +351,7 @@ def test_bert_survives_a_damaged_entry_and_a_failed_write(tmp_path, monkeypatch)
     np.testing.assert_allclose(again, first, atol=1e-6, rtol=0)
     assert len(entry_files(tmp_path)) == 1  # rewritten
 
-    import skembed.text._embedding_cache as mod
-
-    def full(*args, **kwargs):
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(mod.os, "replace", full)
+    fail_renames(monkeypatch, OSError(errno.ENOSPC, "No space left on device"))
     other = clone(est).set_params(cache=EmbeddingCache(tmp_path / "elsewhere")).fit(docs)
     with pytest.warns(EmbeddingCacheWarning, match="disk is full"):
         third = other.transform(docs)

@@ -118,7 +118,7 @@ def worker_glove(args):
     )
     est._validate_params()
     documents = est._check_documents(docs, allow_iterable=True)
-    est._resolve_compute()  # device, engine, threads: what fit checks before counting
+    est._check_params()  # device, engine, threads: what fit checks before counting
     _reset_peak()
     t0 = time.perf_counter()
     counted = est._count(documents, est._analyzer())

@@ -211,7 +211,6 @@ class GloVeTransformer(BaseWordEmbedder):
         "vectors": [StrOptions({"sum", "word"})],
         "keep_cooccurrence": ["boolean"],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "sif_coefficient": [Interval(Real, 0, None, closed="neither")],
         "engine": [StrOptions({"auto", "numba", "torch"})],
         "callbacks": [list, tuple, None],
         "verbose": ["verbose"],
@@ -277,33 +276,8 @@ class GloVeTransformer(BaseWordEmbedder):
         """Mean loss of each epoch, ``[r["loss"] for r in history_]`` (read-only)."""
         return [r["loss"] for r in self.history_]
 
-    def fit(self, X, y=None):
-        """Count co-occurrences in ``X`` and train GloVe word vectors on them.
-
-        Parameters
-        ----------
-        X : iterable of str or of list of str, or a re-iterable corpus
-            Raw documents, pre-tokenized ones, or a
-            :class:`~skembed.text.LineCorpus` (streamed, never materialised).
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : GloVeTransformer
-            The fitted estimator.
-
-        Raises
-        ------
-        ValueError
-            See the class docstring. A failed ``fit`` leaves the estimator
-            as it was before it.
-        """
-        with restore_on_failure(self):
-            return super().fit(X, y)
-
     # ------------------------------------------------------------------ checks
-    def _resolve_compute(self):
+    def _check_params(self):
         """Resolve device, engine and threads: every check that needs no data, done first."""
         self.device_ = resolve_device(self.device)
         self.engine_ = resolve_engine(self.engine, self.device_, cpu_engine="numba")
@@ -334,7 +308,6 @@ class GloVeTransformer(BaseWordEmbedder):
         return {"X": X, "index_to_key": index_to_key, "counts": word_counts, "docs": doc_counts}
 
     def _fit_word_vectors(self, documents, analyzer):
-        self._resolve_compute()
         t0 = time.perf_counter()
         counted = self._count(documents, analyzer)
         self.count_time_ = time.perf_counter() - t0
@@ -601,7 +574,7 @@ class GloVeTransformer(BaseWordEmbedder):
                     "words."
                 )
         with restore_on_failure(self):
-            self._resolve_compute()
+            self._check_params()
             self.count_time_ = 0.0
             wv = self._train({"X": X, "index_to_key": index_to_key, "counts": counts})
             self.wv_ = wv

@@ -179,7 +179,6 @@ class PPMIEmbedder(BaseWordEmbedder):
         "min_count": [Interval(Integral, 1, None, closed="left")],
         "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
         "n_iter": [Interval(Integral, 0, None, closed="left")],
-        "sif_coefficient": [Interval(Real, 0, None, closed="neither")],
         "engine": [StrOptions({"auto", "sklearn", "torch"})],
     }
 
@@ -230,9 +229,11 @@ class PPMIEmbedder(BaseWordEmbedder):
         self.n_jobs = n_jobs
         self.dtype = dtype
 
-    def _fit_word_vectors(self, documents, analyzer):
+    def _check_params(self):
         self.device_ = resolve_device(self.device)
         self.engine_ = resolve_engine(self.engine, self.device_, cpu_engine="sklearn")
+
+    def _fit_word_vectors(self, documents, analyzer):
         token_lists = tokenize(documents, analyzer)
         index_to_key, word_counts = build_vocabulary(
             count_words(token_lists), self.min_count, self.max_vocab_size

@@ -97,14 +97,14 @@ REGISTRY = {
     ),
     "AutoencoderEmbedder": (
         "skembed.tabular",
-        {"n_components": 2, "hidden_layer_sizes": (8,), "max_epochs": 3, "random_state": 0},
+        {"n_components": 2, "hidden_layer_sizes": (8,), "epochs": 3, "random_state": 0},
         "numeric",
         {"n_components": [2, 3]},
         {},
     ),
     "VAEEmbedder": (
         "skembed.tabular",
-        {"n_components": 2, "hidden_layer_sizes": (8,), "max_epochs": 3, "random_state": 0},
+        {"n_components": 2, "hidden_layer_sizes": (8,), "epochs": 3, "random_state": 0},
         "numeric",
         {"n_components": [2, 3]},
         {},
@@ -262,6 +262,82 @@ def test_pipeline_grid_search_parallel(name):
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
 
 
+def _snapshot(value):
+    """A copy of ``value`` deep enough to see in-place changes of arrays, tensors and objects."""
+    import scipy.sparse as sp
+
+    if isinstance(value, np.ndarray):
+        return ("array", value.copy())
+    if sp.issparse(value):
+        return ("sparse", value.copy())
+    if hasattr(value, "state_dict") and callable(value.state_dict):  # torch module
+        return ("module", {k: v.detach().clone() for k, v in value.state_dict().items()})
+    if isinstance(value, dict):
+        return ("dict", {k: _snapshot(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return ("list", [_snapshot(v) for v in value])
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return ("object", id(value), {k: _snapshot(v) for k, v in vars(value).items()})
+    return ("value", value)
+
+
+def _assert_same(a, b, path):
+    assert a[0] == b[0], path
+    kind = a[0]
+    if kind in ("array", "sparse"):
+        x, y = a[1], b[1]
+        assert x.shape == y.shape and x.dtype == y.dtype, path
+        if kind == "sparse":
+            assert (x != y).nnz == 0, path
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=path)
+    elif kind == "module":
+        assert a[1].keys() == b[1].keys(), path
+        for k in a[1]:
+            assert bool((a[1][k] == b[1][k]).all()), f"{path}.{k}"
+    elif kind == "dict":
+        assert a[1].keys() == b[1].keys(), path
+        for k in a[1]:
+            _assert_same(a[1][k], b[1][k], f"{path}[{k!r}]")
+    elif kind == "list":
+        assert len(a[1]) == len(b[1]), path
+        for i, (x, y) in enumerate(zip(a[1], b[1], strict=True)):
+            _assert_same(x, y, f"{path}[{i}]")
+    elif kind == "object":
+        assert a[1] == b[1], f"{path} was replaced by another object"
+        assert a[2].keys() == b[2].keys(), f"{path}: attributes {a[2].keys() ^ b[2].keys()}"
+        for k in a[2]:
+            _assert_same(a[2][k], b[2][k], f"{path}.{k}")
+    else:
+        x, y = a[1], b[1]
+        assert x is y or x == y or (x != x and y != y), path
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_transform_does_not_change_the_estimator(name, fitted_cache):
+    est, X, _ = fitted(name, fitted_cache)
+    before = {k: _snapshot(v) for k, v in vars(est).items()}
+    est.transform(X)
+    est.transform(X[:3])
+    after = {k: _snapshot(v) for k, v in vars(est).items()}
+    assert after.keys() == before.keys(), f"transform set {sorted(after.keys() - before.keys())}"
+    for key in before:
+        _assert_same(before[key], after[key], key)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_fit_transform_equals_fit_then_transform(name):
+    est, kind, _, _ = make(name)
+    X, y = data_for(kind)
+    a = clone(est).fit_transform(X, y)
+    b = clone(est).fit(X, y).transform(X)
+    a = a.toarray() if hasattr(a, "toarray") else np.asarray(a)
+    b = b.toarray() if hasattr(b, "toarray") else np.asarray(b)
+    assert a.shape == b.shape and a.dtype == b.dtype
+    # TfidfLSA's fit_transform is U * S, its transform X @ V (scikit-learn's TruncatedSVD)
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
 # ----------------------------------------------------------------------------- text input contract
 @pytest.mark.parametrize("name", TEXT)
 def test_text_tags(name):
@@ -307,7 +383,9 @@ def test_missing_documents_as_empty_and_unknown_words(name, fitted_cache):
     if options.get("empty_is_zero", True):
         np.testing.assert_array_equal(out[:3], 0.0)
         assert np.any(out[3] != 0)
-        assert est.oov_rate_ == pytest.approx(2 / (2 + len(est._analyzer()(X[0]))))
+        n_known = len(est._analyzer()(X[0]))
+        assert est.oov_rate(["zzzz qqqq", "", None, X[0]]) == pytest.approx(2 / (2 + n_known))
+        assert est.oov_rate_ == 0.0  # on the training documents, every word is known
         est.set_params(handle_unknown="nan")
         assert np.isnan(est.transform(["zzzz"])).all()
         est.set_params(handle_unknown="error")
@@ -351,3 +429,23 @@ def test_fit_does_not_mutate_parameters(name):
     after = est.get_params(deep=False)
     for key, value in before.items():
         assert after[key] is value, f"fit changed parameter {key!r}"
+
+
+def test_the_transform_check_sees_writes_and_in_place_changes():
+    class Leaky:
+        def __init__(self):
+            self.coef_ = np.zeros(3)
+            self.inner_ = type("Inner", (), {})()
+            self.inner_.table = {"a": np.ones(2)}
+
+    est = Leaky()
+    before = {k: _snapshot(v) for k, v in vars(est).items()}
+    est.coef_[0] = 1.0  # in place
+    with pytest.raises(AssertionError, match="coef_"):
+        _assert_same(before["coef_"], _snapshot(est.coef_), "coef_")
+    est.inner_.table["a"][1] = 5.0  # deep inside an object
+    with pytest.raises(AssertionError):
+        _assert_same(before["inner_"], _snapshot(est.inner_), "inner_")
+    est.inner_.cache = 1  # new attribute of a fitted object
+    with pytest.raises(AssertionError, match="attributes"):
+        _assert_same(before["inner_"], _snapshot(est.inner_), "inner_")

@@ -189,13 +189,6 @@ def resolve_engine(engine, device_, *, cpu_engine, name="engine"):
     raise ValueError(f"{name} must be 'auto', 'torch' or {cpu_engine!r}, got {engine!r}.")
 
 
-def torch_device(device_str: str):
-    """Return ``torch.device(device_str)`` (imports torch)."""
-    import torch
-
-    return torch.device(device_str)
-
-
 # --------------------------------------------------------------------------- threads
 def resolve_n_jobs(n_jobs) -> int:
     """Number of threads a computation may use.

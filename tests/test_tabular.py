@@ -423,38 +423,24 @@ def test_auto_preprocessor_round_trip_is_exact(penguins):
     assert back["year"].dtype == penguins["year"].dtype
 
 
-def test_compare_tabular_leaderboard(penguins):
-    from sklearn.decomposition import PCA
-
-    from skembed._compare_tabular import compare_tabular, format_leaderboard
-    from skembed.tabular._preprocess import TabularPreprocessor
-
-    X, y = penguins.drop(columns="species"), penguins["species"]
-    rows = compare_tabular(X, y, n_components=2, cv=3, embedders=["Scaler+OneHot (raw)", "PCA"])
-    by_name = {r["embedder"]: r for r in rows}
-    raw, pca_row = by_name["Scaler+OneHot (raw)"], by_name["PCA"]
-    assert raw["cv_accuracy_mean"] > 0.97 and raw["reconstruction_error"] == 0.0
-    assert (
-        pca_row["n_components"] == 2 and 0.7 < pca_row["cv_accuracy_mean"] < raw["cv_accuracy_mean"]
-    )
-    assert rows[0] is raw  # sorted by accuracy
-    # PCA's reconstruction error is the held-out MSE in the Scaler+OneHot space
-    from sklearn.model_selection import train_test_split
-
-    X_tr, X_te = train_test_split(X, test_size=0.2, random_state=0, stratify=y.astype(str))
-    pre = TabularPreprocessor().fit(X_tr)
-    pca = PCA(2, random_state=0).fit(pre.transform(X_tr))
-    P = pre.transform(X_te)
-    expected = np.mean((pca.inverse_transform(pca.transform(P)) - P) ** 2)
-    assert pca_row["reconstruction_error"] == pytest.approx(expected, rel=1e-4)
-    assert "PCA" in format_leaderboard(rows)
-    with pytest.raises(ValueError, match="Unknown embedders"):
-        compare_tabular(X, y, embedders=["tSNE"])
-
-
 def test_missing_in_transform_only_column_is_imputed(penguins):
     data = penguins.dropna()
     ae = AutoencoderEmbedder(epochs=2, random_state=0).fit(data)
     row = penguins.iloc[[3]]  # all four measurements and sex missing; no NaN seen in fit
     with pytest.warns(UserWarning, match="unknown categories"):
         assert np.isfinite(ae.transform(row)).all()
+
+
+@pytest.mark.parametrize("n_jobs", [None, 1, 2])
+def test_n_jobs_none_means_the_library_wide_default(n_jobs, monkeypatch):
+    import torch
+
+    from skembed.base import resolve_n_jobs
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # what joblib sets in GridSearchCV workers
+    seen = []
+    X = np.random.RandomState(0).normal(size=(50, 3))
+    AutoencoderEmbedder(
+        epochs=1, n_jobs=n_jobs, callbacks=[lambda est, rec: seen.append(torch.get_num_threads())]
+    ).fit(X)
+    assert seen == [resolve_n_jobs(n_jobs)] and resolve_n_jobs(None) == min(2, resolve_n_jobs(-1))

@@ -188,10 +188,10 @@ def train_part(
                     _add(_in_row(syn0, ids[q], buffered, ws), neu1e, dim)
             continue
         # PV-DBOW: skip-gram word pairs (dbow_words), then the document vector predicts w
-        for q in range(lo, hi):
-            if q == p:
+        for q in range(lo, hi + 1):  # q == hi: the document row
+            if q == p and q < hi:
                 continue
-            row = _in_row(syn0, ids[q], buffered, ws)
+            row = _in_row(syn0, ids[q] if q < hi else doc_rows[d], buffered, ws)
             for k in range(dim):
                 neu1e[k] = zero
             ls, state, bad = _output_layer(
@@ -202,17 +202,6 @@ def train_part(
             loss_sum += ls
             n_examples += 1.0
             _add(row, neu1e, dim)
-        doc = _in_row(syn0, doc_rows[d], buffered, ws)
-        for k in range(dim):
-            neu1e[k] = zero
-        ls, state, bad = _output_layer(
-            doc, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, ws
-        )
-        if bad:
-            return loss_sum, n_examples, True, p, state
-        loss_sum += ls
-        n_examples += 1.0
-        _add(doc, neu1e, dim)
     return loss_sum, n_examples, False, p_end, state
 
 

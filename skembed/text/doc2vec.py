@@ -29,13 +29,19 @@ from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary, encode, iter_tok
 from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
 from ._word2vec_training import (
     KERNEL_LOCK,
-    SYNC_TOKENS,
     EncodedCorpus,
     kernel_config,
     train_epochs,
 )
 
 __all__ = ["Doc2VecEngine", "Doc2VecTransformer"]
+
+#: tokens per thread and phase of the deterministic parallel scheme (``KernelConfig.sync_tokens``).
+#: Longer than Word2Vec's phases: a phase ends at a barrier, and measured on BBC News with 2
+#: threads on a loaded 2-core machine (load 12), 8,192 tokens ran at 0.16M words/s, 65,536 at
+#: 0.39M; the shared rows (output layers) are updated by every document, so the staler deltas
+#: cost nothing measurable in accuracy (docs/doc2vec.md).
+SYNC_TOKENS = 65_536
 
 
 class Doc2VecEngine:
@@ -260,7 +266,7 @@ class Doc2VecTransformer(
 
     Multi-threaded training is deterministic, with Word2Vec's scheme: each
     thread trains its slice of the corpus on private copies of the rows it
-    touches for a phase of 8,192 tokens, then the changes are added to the
+    touches for a phase of 65,536 tokens, then the changes are added to the
     shared rows in thread order (see :mod:`skembed.kernels.word2vec`). Documents longer
     than 10,000 tokens are split into pieces that share the document vector.
 
@@ -516,7 +522,7 @@ class Doc2VecTransformer(
             shared_negatives=False,
             ns_exponent=self.ns_exponent,
             input_rows=(None, None),
-            sync_tokens=SYNC_TOKENS,
+            sync_tokens=SYNC_TOKENS,  # a module constant: benchmarks may vary it
         )
 
     def _set_weights(self, syn0, syn1neg, syn1, keys):

@@ -1,0 +1,230 @@
+"""Doc2VecTransformer vs gensim 4.x Doc2Vec, side by side in one run.
+
+Same settings for both tools (vector_size 100, window 5, negative 5,
+min_count 5, sample 1e-3, alpha 0.025 -> 1e-4, 2 threads; PV-DM with
+gensim's ``dm_mean=1``). Printed:
+
+1. Training throughput on BBC News (2,225 documents, 0.88M tokens, in
+   memory) and on the debdocs corpus (566,393 paragraphs = documents, 11.4M
+   tokens, streamed from the .gz file: skembed ``LineCorpus``, gensim
+   ``TaggedLineDocument``), for PV-DBOW and PV-DM: fit time (vocabulary +
+   training) and raw words x epochs / fit time, and the skembed/gensim ratio.
+2. BBC News 5-fold accuracy of ``make_pipeline(embedder, StandardScaler(),
+   LogisticRegression())`` where the embedder's ``transform`` infers vectors
+   (skembed) or runs gensim's ``infer_vector`` loop (gensim) -- the same
+   pipeline for both, with ``fit_transform`` inferring the training folds.
+3. Inference throughput (documents/s) on BBC News: skembed ``transform``
+   (1 and 2 threads) vs gensim's ``infer_vector`` loop, and the determinism
+   of each: max |difference| between two inferences of the same documents.
+
+The load average (``/proc/loadavg``) is printed beside every figure: on a
+shared machine the ratios (both tools measured in the same minute) are the
+comparable numbers.
+
+Examples::
+
+    python benchmarks/bench_doc2vec.py                     # everything (~30 min on 2 cores)
+    python benchmarks/bench_doc2vec.py --parts throughput --corpora bbc
+    python benchmarks/bench_doc2vec.py --debdocs-epochs 5 --debdocs /path/debdocs-11m.txt.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_DEBDOCS = os.path.join(REPO, "..", "shared", "data", "debdocs-11m.txt.gz")
+SETTINGS = dict(vector_size=100, window=5, negative=5, min_count=5, sample=1e-3)
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
+
+
+class GensimDoc2Vec:
+    """gensim Doc2Vec with its ``infer_vector`` loop as a scikit-learn transformer."""
+
+    def __init__(self, dm=0, epochs=10, workers=2, seed=0):
+        self.dm, self.epochs, self.workers, self.seed = dm, epochs, workers, seed
+
+    def get_params(self, deep=True):
+        return dict(dm=self.dm, epochs=self.epochs, workers=self.workers, seed=self.seed)
+
+    def set_params(self, **params):
+        for k, v in params.items():
+            setattr(self, k, v)
+        return self
+
+    def _words(self, doc):
+        from skembed.text._analyzer import build_analyzer
+
+        return doc if isinstance(doc, list) else build_analyzer()(doc)
+
+    def fit(self, X, y=None):
+        """``X``: documents (str or token lists), or the path of a one-document-per-line file."""
+        from gensim.models.doc2vec import Doc2Vec, TaggedDocument, TaggedLineDocument
+
+        if isinstance(X, str):
+            docs = TaggedLineDocument(X)
+        else:
+            docs = [TaggedDocument(self._words(d), [i]) for i, d in enumerate(X)]
+        self.model_ = Doc2Vec(
+            docs, dm=self.dm, dm_mean=1, epochs=self.epochs, workers=self.workers,
+            seed=self.seed, alpha=0.025, min_alpha=1e-4, **SETTINGS,
+        )  # fmt: skip
+        return self
+
+    def transform(self, X):
+        return np.array([self.model_.infer_vector(self._words(d)) for d in X])
+
+    def fit_transform(self, X, y=None):
+        return self.fit(X).transform(X)
+
+
+def skembed_estimator(dm, epochs, n_jobs=2):
+    from skembed.text.doc2vec import Doc2VecTransformer
+
+    return Doc2VecTransformer(
+        dm=dm, epochs=epochs, random_state=0, n_jobs=n_jobs, alpha=0.025, min_alpha=1e-4,
+        **SETTINGS,
+    )  # fmt: skip
+
+
+def bbc_documents():
+    from skembed.datasets import load_bbc_news
+    from skembed.text._analyzer import build_analyzer
+
+    X, y = load_bbc_news()
+    analyzer = build_analyzer()
+    return [analyzer(d) for d in X], np.asarray(y)
+
+
+def warm_up():
+    """Compile (or load from the cache) every numba kernel variant outside the timings."""
+    docs = [["a", "b", "c", "d"] * 3] * 4
+    for dm in (0, 1):
+        skembed_estimator(dm, 1).set_params(min_count=1).fit_transform(docs)
+
+
+def throughput(corpus_name, data, n_tokens, epochs, archs):
+    """Fit each tool on ``data(tool)``; print fit time, words/s and the ratio."""
+    for dm in archs:
+        arch = "PV-DM" if dm else "PV-DBOW"
+        wps = {}
+        for tool in ("skembed", "gensim"):
+            la0 = loadavg()
+            est = skembed_estimator(dm, epochs) if tool == "skembed" else GensimDoc2Vec(dm, epochs)
+            t0 = time.perf_counter()
+            est.fit(data(tool))
+            seconds = time.perf_counter() - t0
+            wps[tool] = n_tokens * epochs / seconds
+            extra = ""
+            if tool == "skembed":
+                extra = f"  (training loop only: {est.words_per_second_ / 1e6:.2f}M words/s)"
+            print(
+                f"{corpus_name:8s} {arch:8s} {tool:8s} fit {seconds:7.1f} s"
+                f"  {wps[tool] / 1e6:5.2f}M words/s  load {la0}->{loadavg()}{extra}",
+                flush=True,
+            )
+            del est
+        print(
+            f"{corpus_name:8s} {arch:8s} ratio skembed/gensim: {wps['skembed'] / wps['gensim']:.2f}x"
+        )
+
+
+def accuracy(docs, y, epochs, archs):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
+    for dm in archs:
+        for tool in ("skembed", "gensim"):
+            la0 = loadavg()
+            est = skembed_estimator(dm, epochs) if tool == "skembed" else GensimDoc2Vec(dm, epochs)
+            pipe = make_pipeline(est, StandardScaler(), LogisticRegression(max_iter=2000))
+            t0 = time.perf_counter()
+            scores = cross_val_score(pipe, docs, y, cv=cv)
+            print(
+                f"BBC 5-fold {'PV-DM' if dm else 'PV-DBOW':8s} {tool:8s} accuracy "
+                f"{scores.mean():.4f} ± {scores.std():.4f}  ({time.perf_counter() - t0:.0f} s, "
+                f"load {la0}->{loadavg()})",
+                flush=True,
+            )
+
+
+def inference(docs, epochs, archs):
+    for dm in archs:
+        name = "PV-DM" if dm else "PV-DBOW"
+        ours = skembed_estimator(dm, epochs).fit(docs)
+        theirs = GensimDoc2Vec(dm, epochs).fit(docs)
+        for n_jobs in (1, 2):
+            ours.set_params(n_jobs=n_jobs)
+            la0 = loadavg()
+            t0 = time.perf_counter()
+            a = ours.transform(docs)
+            s = time.perf_counter() - t0
+            b = ours.transform(docs[::-1])[::-1]
+            print(
+                f"BBC infer {name:8s} skembed n_jobs={n_jobs} {len(docs) / s:8.0f} docs/s  "
+                f"max|repeat diff| {np.abs(a - b).max():.2e}  load {la0}->{loadavg()}",
+                flush=True,
+            )
+        la0 = loadavg()
+        t0 = time.perf_counter()
+        a = theirs.transform(docs)
+        s = time.perf_counter() - t0
+        b = theirs.transform(docs)
+        print(
+            f"BBC infer {name:8s} gensim infer_vector {len(docs) / s:8.0f} docs/s  "
+            f"max|repeat diff| {np.abs(a - b).max():.2e}  load {la0}->{loadavg()}",
+            flush=True,
+        )
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--parts", default="throughput,accuracy,inference")
+    parser.add_argument("--corpora", default="bbc,debdocs")
+    parser.add_argument("--archs", default="0,1", help="dm values: 0 PV-DBOW, 1 PV-DM")
+    parser.add_argument("--epochs", type=int, default=10, help="BBC epochs (gensim's default)")
+    parser.add_argument("--debdocs-epochs", type=int, default=5)
+    parser.add_argument("--debdocs", default=DEFAULT_DEBDOCS)
+    args = parser.parse_args(argv)
+    parts = args.parts.split(",")
+    archs = [int(a) for a in args.archs.split(",")]
+    import gensim
+
+    print(f"gensim {gensim.__version__}; cores {os.cpu_count()}; load at start {loadavg()}")
+    print(f"settings: {SETTINGS}, alpha 0.025 -> 1e-4, 2 threads, gensim dm_mean=1")
+    warm_up()
+    docs, y = bbc_documents()
+    if "throughput" in parts:
+        if "bbc" in args.corpora:
+            throughput("BBC", lambda tool: docs, sum(map(len, docs)), args.epochs, archs)
+        if "debdocs" in args.corpora:
+            from skembed.text import LineCorpus
+
+            corpus = LineCorpus(args.debdocs)
+            throughput(
+                "debdocs",
+                lambda tool: corpus if tool == "skembed" else args.debdocs,
+                11_410_908,
+                args.debdocs_epochs,
+                archs,
+            )
+    if "accuracy" in parts:
+        accuracy(docs, y, args.epochs, archs)
+    if "inference" in parts:
+        inference(docs, args.epochs, archs)
+    print(f"load at end {loadavg()}")
+
+
+if __name__ == "__main__":
+    main()

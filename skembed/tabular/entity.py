@@ -25,7 +25,9 @@ from ..base import (
     COMPUTE_PARAMETER_CONSTRAINTS,
     limit_threads,
     progress,
+    report_epoch,
     resolve_device,
+    restore_on_failure,
     torch_generator,
 )
 from ..callbacks import make_record, run_callbacks
@@ -91,7 +93,7 @@ def _train_network(model, train, valid, *, est, seed, epochs, history, on_epoch=
     ``train``/``valid`` are ``(codes, numeric, target)`` tensor triples on the
     model's device (``valid`` may be None). Every epoch appends a
     :func:`~skembed.callbacks.make_record` record to ``history`` and calls
-    ``on_epoch(record)``; a true return stops. With ``est.early_stopping`` and
+    ``on_epoch(record, best_epoch)``; a true return stops. With ``est.early_stopping`` and
     ``valid``, training also stops after ``est.patience`` epochs without a
     relative improvement of ``est.tol`` and the best weights are restored.
     """
@@ -110,10 +112,8 @@ def _train_network(model, train, valid, *, est, seed, epochs, history, on_epoch=
     kind = est.target_type_
     best, best_epoch, best_state, bad = np.inf, 0, None, 0
     first = len(history) + 1
-    bar = progress(
-        range(first, first + epochs), verbose=est.verbose, desc=type(est).__name__, unit="epoch"
-    )
-    for epoch in bar:
+    bar = progress(total=epochs, verbose=est.verbose, desc=type(est).__name__, unit="epoch")
+    for epoch in range(first, first + epochs):
         t0 = time.perf_counter()
         model.train()
         perm = torch.randperm(n, generator=gen, device=device)
@@ -128,6 +128,7 @@ def _train_network(model, train, valid, *, est, seed, epochs, history, on_epoch=
             total += loss.detach() * min(bs, n - start)
         loss = float(total) / n
         if not np.isfinite(loss):
+            bar.close()
             raise diverged(
                 est, epoch=epoch, loss=loss, parameter="learning_rate", value=est.learning_rate
             )
@@ -149,13 +150,12 @@ def _train_network(model, train, valid, *, est, seed, epochs, history, on_epoch=
                 best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
         else:
             bad += 1
-        if est.verbose:
-            bar.set_postfix(loss=f"{loss:.4g}", valid_loss=valid_loss)
-            if est.verbose >= 2:
-                bar.write(f"epoch {epoch}: loss {loss:.5g} valid_loss {valid_loss}")
-        stop = bool(on_epoch(record)) if on_epoch is not None else False
+        report_epoch(bar, record, est.verbose)
+        model.eval()  # callbacks may transform with the current weights
+        stop = bool(on_epoch(record, best_epoch)) if on_epoch is not None else False
         if stop or (est.early_stopping and valid is not None and bad >= est.patience):
             break
+    bar.close()
     if best_state is not None:
         model.load_state_dict(best_state)
     model.eval()
@@ -700,15 +700,10 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
         # networks on (categorical codes, numerics, target) triples, the fold
         # networks without callbacks or history, while the base trains one
         # autoencoder on X alone and writes its state on self.
-        snapshot = dict(self.__dict__)
-        try:
+        # a failed fit (divergence, a raising callback, KeyboardInterrupt) leaves the
+        # estimator exactly as it was
+        with restore_on_failure(self):
             return self._fit_unsafe(X, y, crossfit)
-        except BaseException:
-            # a failed fit (divergence, a raising callback, KeyboardInterrupt) leaves
-            # the estimator exactly as it was
-            self.__dict__.clear()
-            self.__dict__.update(snapshot)
-            raise
 
     def _fit_unsafe(self, X, y, crossfit):
         import pandas as pd
@@ -813,8 +808,9 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
                 torch.from_numpy(np.ascontiguousarray(t)).to(device),
             )
 
-        def run_callbacks_on(record):
+        def run_callbacks_on(record, best_epoch):
             self.embeddings_ = self._tables(model, codes_train_counts)
+            self.n_epochs_, self.best_epoch_ = len(history), best_epoch
             return run_callbacks(self.callbacks, self, record)
 
         with limit_threads(self.n_jobs, modules=("torch",)):

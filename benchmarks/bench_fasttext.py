@@ -66,12 +66,12 @@ def child(spec):
     n_tokens = sum(len(d) for d in docs)
     p = spec["params"]
     cpu0, t0 = time.process_time(), time.perf_counter()
-    if spec["tool"] == "skembed":
+    if spec["tool"].startswith("skembed"):
         from skembed.text.fasttext import FastTextTransformer
 
         est = FastTextTransformer(
             vector_size=p["vector_size"],
-            sg=True,
+            sg=1,
             window=p["window"],
             negative=p["negative"],
             min_count=p["min_count"],
@@ -83,6 +83,7 @@ def child(spec):
             alpha=0.025,
             random_state=0,
             n_jobs=p["threads"],
+            lock_free=spec["tool"] == "skembed-lockfree",
         ).fit(docs)
         wv = est.wv_
     else:
@@ -156,7 +157,11 @@ def main(argv=None):
     ap.add_argument("--bucket", type=int, default=500_000)
     ap.add_argument("--vector-size", type=int, default=100)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--tools", default="skembed,gensim")
+    ap.add_argument(
+        "--tools",
+        default="skembed,gensim",
+        help="comma list of skembed, skembed-lockfree (lock_free=True), gensim",
+    )
     ap.add_argument("--skip-compile", action="store_true", help="skip the cold-cache run")
     args = ap.parse_args(argv)
     corpora = (
@@ -189,7 +194,7 @@ def main(argv=None):
             f"{r['seconds']:.1f} s on a 180-token corpus"
         )
     header = (
-        f"{'corpus':<10}{'tool':<9}{'tokens':>10}{'words':>8}{'train s':>9}{'words/s':>10}"
+        f"{'corpus':<10}{'tool':<17}{'tokens':>10}{'words':>8}{'train s':>9}{'words/s':>10}"
         f"{'CPU s':>8}{'RSS MB':>8}{'WS353':>7}{'SL999':>7}{'analogy':>8}"
     )
     for corpus in corpora:
@@ -204,15 +209,15 @@ def main(argv=None):
         for tool in args.tools.split(","):
             r = results[tool] = _run({**spec, "tool": tool})
             print(
-                f"{label:<10}{tool:<9}{r['n_tokens']:>10}{r['n_words']:>8}{r['seconds']:>9.1f}"
+                f"{label:<10}{tool:<17}{r['n_tokens']:>10}{r['n_words']:>8}{r['seconds']:>9.1f}"
                 f"{r['words_per_s']:>10.0f}{r['cpu_seconds']:>8.1f}{r['peak_rss_mb']:>8.0f}"
                 f"{r['wordsim']:>7.3f}{r['simlex']:>7.3f}{r['analogy']:>8.3f}",
                 flush=True,
             )
-        if "skembed" in results and "gensim" in results:
-            a, b = results["skembed"], results["gensim"]
+        for tool in [t for t in results if t.startswith("skembed") and "gensim" in results]:
+            a, b = results[tool], results["gensim"]
             print(
-                f"{label:<10}{'ratio':<9} throughput x{a['words_per_s'] / b['words_per_s']:.2f}"
+                f"{label:<10}{tool + ' ratio':<17} throughput x{a['words_per_s'] / b['words_per_s']:.2f}"
                 f" (CPU-time x{b['cpu_seconds'] / a['cpu_seconds']:.2f}), peak RSS "
                 f"x{a['peak_rss_mb'] / b['peak_rss_mb']:.2f}, WordSim {a['wordsim'] - b['wordsim']:+.3f}, "
                 f"SimLex {a['simlex'] - b['simlex']:+.3f}, analogy {a['analogy'] - b['analogy']:+.3f}"

@@ -69,7 +69,7 @@ def worker(args):
     p = spec["params"]
     alpha = 0.025 if p["sg"] else 0.05
     out = {"n_tokens": n_tokens}
-    if spec["tool"] == "skembed":
+    if spec["tool"].startswith("skembed"):
         import skembed.kernels.word2vec  # noqa: F401  (import numba outside the timing, as gensim)
         from skembed.text import LineCorpus
         from skembed.text.word2vec import Word2VecTransformer
@@ -86,6 +86,7 @@ def worker(args):
             alpha=alpha,
             n_jobs=p["threads"],
             random_state=0,
+            lock_free=spec["tool"] == "skembed-lockfree",
         )
         t0 = time.perf_counter()
         model.fit(data)
@@ -185,7 +186,11 @@ def main():
     )
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--tools", default="gensim,skembed", help="run order; ratios vs gensim")
+    ap.add_argument(
+        "--tools",
+        default="gensim,skembed",
+        help="run order (gensim, skembed, skembed-lockfree = lock_free=True); ratios vs gensim",
+    )
     ap.add_argument("--no-eval", action="store_true", help="skip the quality evaluation")
     ap.add_argument("--no-cold", action="store_true", help="skip the compiling (cold) run")
     args = ap.parse_args()
@@ -275,14 +280,15 @@ def main():
                     f"{fmt(r.get('analogy')):>7}",
                     flush=True,
                 )
-            if "skembed" in res and "gensim" in res:
-                s, g = res["skembed"], res["gensim"]
+            for tool in [t for t in res if t.startswith("skembed") and "gensim" in res]:
+                s, g = res[tool], res["gensim"]
                 print(
-                    f"{'':<16} {arch:<5} {'ratio':<8} fit words/s x{s['wps'] / g['wps']:.2f}, "
+                    f"{'':<16} {arch:<5} {tool:<8} fit words/s x{s['wps'] / g['wps']:.2f}, "
                     f"train words/s x{s['train_wps'] / g['train_wps']:.2f}, RSS "
                     f"x{s['peak_rss_mb'] / g['peak_rss_mb']:.2f}",
                     flush=True,
                 )
+            print(f"# load average {open('/proc/loadavg').read().split()[0]}", flush=True)
 
 
 if __name__ == "__main__":

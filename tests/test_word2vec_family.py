@@ -224,3 +224,17 @@ def test_two_threads_are_bit_identical(cls, params, lee_lines):
     # the threads really run side by side: another random_state gives other vectors
     c = make(cls, **{**kw, "random_state": 1}).fit(lee_lines)
     assert not np.array_equal(a.wv_.vectors, c.wv_.vectors)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_lock_free_threads_train_as_well(cls, lee_lines):
+    kw = dict(vector_size=16, min_count=2, epochs=2, n_jobs=2)
+    det = make(cls, **kw).fit(lee_lines)
+    free = make(cls, lock_free=True, **kw).fit(lee_lines)
+    # measured after 2 epochs on lee_background (~30k kept tokens per epoch, so only a few
+    # merge phases): Word2Vec 3.41 deterministic vs 3.18 lock-free, FastText 3.17 vs 2.76 --
+    # the deterministic threads see each other's updates one phase late
+    for est in (det, free):
+        assert est.loss_history_[-1] < est.loss_history_[0]
+    assert free.loss_history_[-1] < det.loss_history_[-1] * 1.05
+    assert not np.array_equal(det.wv_.vectors, free.wv_.vectors)

@@ -141,10 +141,14 @@ class FastTextTransformer(Word2VecTransformer):
         n-grams (IDF of an unseen word, SIF weight 1); False ignores them as
         the other word embedders do.
     engine : {"auto", "numba", "torch"}, default="auto"
-        ``"numba"``: the compiled multi-threaded Hogwild CPU kernel
+        ``"numba"``: the compiled multi-threaded CPU kernel
         (:func:`skembed.kernels.word2vec.train_chunk`); ``"torch"``: batched
         torch training on ``device`` (also on the CPU); ``"auto"``: numba
         on the CPU, torch on any other device.
+    lock_free : bool, default=False
+        ``True``: lock-free (Hogwild) threads, faster but not reproducible
+        with ``n_jobs > 1``; ``False``: deterministic threads (see
+        :class:`~skembed.text.word2vec.Word2VecTransformer`).
     batch_size : int, default=1024
         Examples per step of the torch engine.
     warm_start : bool, default=False
@@ -213,10 +217,9 @@ class FastTextTransformer(Word2VecTransformer):
     G(w)} z_g) / (1 + |G(w)|)``. Training updates every row of the bag with
     the full gradient, as fastText does for unsupervised models.
 
-    Determinism: with an int ``random_state`` and ``n_jobs=1`` the numba
-    engine is bit-reproducible; with more threads the lock-free (Hogwild)
-    updates make results vary slightly between runs. The torch engine on the
-    CPU is reproducible for a given ``random_state`` and thread count.
+    Determinism: with an int ``random_state`` the numba engine is
+    bit-reproducible for a given ``n_jobs`` (unless ``lock_free=True``); the
+    torch engine on the CPU for a given thread count.
 
     The first ``fit`` in a fresh environment compiles the numba kernels
     (measured 14-16 s on a 2-core machine, cached on disk afterwards).
@@ -268,6 +271,7 @@ class FastTextTransformer(Word2VecTransformer):
         bucket=DEFAULT_BUCKET,
         oov_ngrams=True,
         engine="auto",
+        lock_free=False,
         batch_size=1024,
         warm_start=False,
         callbacks=None,
@@ -302,6 +306,7 @@ class FastTextTransformer(Word2VecTransformer):
         self.bucket = bucket
         self.oov_ngrams = oov_ngrams
         self.engine = engine
+        self.lock_free = lock_free
         self.batch_size = batch_size
         self.warm_start = warm_start
         self.callbacks = callbacks

@@ -6,7 +6,15 @@ same fault and users can catch it in one place.
 
 from __future__ import annotations
 
-__all__ = ["TrainingDivergedError", "diverged"]
+__all__ = ["EmbeddingCacheWarning", "TrainingDivergedError", "diverged"]
+
+
+class EmbeddingCacheWarning(UserWarning):
+    """An embedding cache entry was damaged or could not be written.
+
+    The embeddings are still returned (recomputed where an entry was
+    damaged); the message names the file or directory.
+    """
 
 
 class TrainingDivergedError(ValueError, FloatingPointError):

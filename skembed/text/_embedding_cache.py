@@ -67,14 +67,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ..exceptions import EmbeddingCacheWarning
+
 __all__ = ["EmbeddingCache", "EmbeddingCacheWarning", "get_cache", "text_hash"]
 
 _DIGEST_SIZE = 16
 _ENTRY_NAME = re.compile(rf"[0-9a-f]{{{2 * _DIGEST_SIZE}}}\.npy")
-
-
-class EmbeddingCacheWarning(UserWarning):
-    """An embedding-cache file could not be read or written; the work goes on without it."""
 
 
 def text_hash(text: str) -> str:

@@ -9,6 +9,7 @@ from .preprocessing import LabelEmbedder, OneHotEmbedder, ScalerEmbedder
 from .tabular import AutoencoderEmbedder, VAEEmbedder
 from .text import (
     BertPooledEmbedder,
+    Doc2VecTransformer,
     FastTextKeyedVectors,
     FastTextTransformer,
     GloVeTransformer,
@@ -23,6 +24,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AutoencoderEmbedder",
     "BertPooledEmbedder",
+    "Doc2VecTransformer",
     "FastTextKeyedVectors",
     "FastTextTransformer",
     "GloVeTransformer",

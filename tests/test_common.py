@@ -65,6 +65,20 @@ REGISTRY = {
         {"vector_size": [4, 8]},
         {},
     ),
+    "Doc2VecTransformer": (
+        "skembed.text.doc2vec",
+        {
+            "vector_size": 8,
+            "window": 2,
+            "min_count": 1,
+            "epochs": 2,
+            "random_state": 0,
+            "n_jobs": 1,
+        },
+        "text",
+        {"vector_size": [4, 8]},
+        {},
+    ),
     "GloVeTransformer": (
         "skembed.text.glove",
         {

@@ -2,6 +2,7 @@
 
 from .bert import BertPooledEmbedder
 from .corpus import LineCorpus
+from .doc2vec import Doc2VecTransformer
 from .fasttext import FastTextKeyedVectors, FastTextTransformer
 from .glove import GloVeTransformer
 from .lsa import TfidfLSA
@@ -10,6 +11,7 @@ from .word2vec import Word2VecTransformer
 
 __all__ = [
     "BertPooledEmbedder",
+    "Doc2VecTransformer",
     "FastTextKeyedVectors",
     "FastTextTransformer",
     "GloVeTransformer",

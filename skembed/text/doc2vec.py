@@ -222,6 +222,10 @@ class Doc2VecTransformer(
         Output vectors of negative sampling (``None`` if ``negative=0``).
     syn1_ : numpy.ndarray of shape (n_words - 1, vector_size), float32, or None
         Inner-node vectors of hierarchical softmax (``None`` if ``hs=0``).
+    oov_rate_ : float
+        Fraction of the training corpus's tokens outside the vocabulary
+        (dropped by ``min_count``/``max_vocab_size``); :meth:`oov_rate`
+        computes it for any documents.
     infer_seed_ : int
         Seed of inference, drawn from ``random_state`` in ``fit``.
     history_ : list of dict
@@ -469,6 +473,8 @@ class Doc2VecTransformer(
             history = []
             self.vocabulary_ = vocabulary
             self.word_counts_ = counts
+            n_raw = int(corpus.counts.sum())
+            self.oov_rate_ = float(1.0 - int(counts.sum()) / n_raw) if n_raw else 0.0
             self.infer_seed_ = int(rng.integers(0, 2**63 - 1))
 
             def epoch_end(record):
@@ -595,6 +601,28 @@ class Doc2VecTransformer(
             raise diverged(self, epoch=0, loss=float("nan"), parameter="infer_alpha", value=alpha)
         out = self._apply_handle_unknown(out, np.diff(offsets) == 0)
         return out.astype(self.dtype, copy=False)
+
+    def oov_rate(self, X):
+        """Fraction of the tokens of ``X`` that are not in the vocabulary.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str
+
+        Returns
+        -------
+        rate : float
+            In ``[0, 1]``; 0.0 when ``X`` has no token.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If called before ``fit``.
+        """
+        check_is_fitted(self, "vocabulary_")
+        documents = self._check_documents(X)
+        ids, _, n_tokens = encode(iter_tokens(documents, self._analyzer()), self.vocabulary_)
+        return float(1.0 - ids.size / n_tokens) if n_tokens else 0.0
 
     def fit_transform(self, X, y=None, tags=None):
         """Fit on ``X``, then infer the vectors of ``X`` (equal to ``fit(X).transform(X)``).

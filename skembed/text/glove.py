@@ -490,24 +490,28 @@ class GloVeTransformer(BaseWordEmbedder):
             np.minimum((x / self.x_max) ** self.weighting_exponent, 1.0).astype(np.float32)
         ).to(device)
         del x
-        gen = torch_generator(seed, "cpu")
+        # the permutation is drawn on the training device: no host round trip per epoch
+        gen = torch_generator(seed, str(device))
         n = i_all.shape[0]
-        bs = int(self.batch_size)
         with progress(total=self.epochs, verbose=self.verbose, desc="GloVe", unit="epoch") as bar:
             for epoch in range(self.epochs):
-                perm = torch.randperm(n, generator=gen).to(device)
-                total = 0.0
-                for start in range(0, n, bs):
-                    idx = perm[start : start + bs]
-                    total += model.adagrad_step(
-                        i_all[idx],
-                        j_all[idx],
-                        log_x[idx],
-                        f_x[idx],
-                        float(self.learning_rate),
-                        GRAD_CLIP,
-                    )
-                if self._end_epoch(epoch, total, n, bar):
+                started = time.perf_counter()
+                perm = torch.randperm(n, generator=gen, device=device)
+                total = model.train_epoch(
+                    i_all,
+                    j_all,
+                    log_x,
+                    f_x,
+                    perm,
+                    int(self.batch_size),
+                    float(self.learning_rate),
+                    GRAD_CLIP,
+                )
+                params = lambda: tuple(  # noqa: E731
+                    p.detach().cpu().numpy() for p in (model.W, model.C, model.bw, model.bc)
+                )
+                # float(total) is the epoch's one synchronisation with the device
+                if self._end_epoch(epoch, float(total), n, bar, params, started):
                     break
         out = [p.detach().cpu().numpy().astype(np.float32) for p in (model.W, model.C)]
         out += [p.detach().cpu().numpy().astype(np.float32) for p in (model.bw, model.bc)]

@@ -1,92 +1,162 @@
+import dataclasses
 import json
 
+import numpy as np
 import pytest
 
+from skembed import model_selection as ms
 from skembed.cli import main
 
+pd = pytest.importorskip("pandas")
 
-def test_compare_text_mode_writes_leaderboard(tmp_path, capsys, monkeypatch):
-    from skembed import cli
 
+@pytest.fixture
+def small_lsa(monkeypatch):
     # the CLI's plumbing is under test here, not LSA at 300 components: use a small grid
-    lsa = cli.TEXT_EMBEDDERS["lsa"]
-    monkeypatch.setitem(cli.TEXT_EMBEDDERS, "lsa", (*lsa[:3], {"n_components": [20, 50]}, lsa[4]))
-    main(
-        [
-            "compare",
-            "--embedders",
-            "tfidf,lsa",
-            "--cv",
-            "2",
-            "--limit",
-            "400",
-            "--output-dir",
-            str(tmp_path),
-        ]
-    )
-    out = capsys.readouterr().out
-    assert "BBC News: 400 documents, 5 classes" in out
-    rows = json.loads((tmp_path / "leaderboard.json").read_text())
-    assert [r["embedder"] for r in rows] == sorted(
-        ["tfidf", "lsa"],
-        key=lambda n: -next(r["cv_accuracy_mean"] for r in rows if r["embedder"] == n),
-    )
-    for r in rows:
-        assert r["cv_accuracy_mean"] > 0.85
-        assert r["fit_time_s"] > 0 and r["transform_docs_per_s"] > 0
-    assert (tmp_path / "leaderboard.csv").read_text().startswith("embedder,")
-    assert (tmp_path / "leaderboard.png").stat().st_size > 1000
+    spec = dataclasses.replace(ms.EMBEDDERS["lsa"], grid={"n_components": [20, 50]})
+    monkeypatch.setitem(ms.EMBEDDERS, "lsa", spec)
 
 
-def test_compare_csv_input_and_errors(tmp_path):
-    pd = pytest.importorskip("pandas")
+@pytest.fixture
+def two_topics(tmp_path):
     path = tmp_path / "d.csv"
     docs = ["cheap loan bank money"] * 10 + ["cat dog farm animal"] * 10
     pd.DataFrame({"txt": docs, "y": ["f"] * 10 + ["a"] * 10}).to_csv(path, index=False)
-    rows = main(
-        [
-            "compare",
-            "--csv",
-            str(path),
-            "--text-column",
-            "txt",
-            "--label-column",
-            "y",
-            "--embedders",
-            "tfidf",
-            "--cv",
-            "2",
-            "--output-dir",
-            str(tmp_path),
-        ]
-    )
-    assert rows == 0
-    assert json.loads((tmp_path / "leaderboard.json").read_text())[0]["cv_accuracy_mean"] == 1.0
-    with pytest.raises(SystemExit, match="Unknown text embedder 'nope'"):
-        main(["compare", "--embedders", "nope", "--output-dir", str(tmp_path)])
-    with pytest.raises(SystemExit, match="'zzz' is not a column"):
-        main(["compare", "--csv", str(path), "--text-column", "zzz", "--label-column", "y"])
+    return path
+
+
+def usage_error(capsys, argv):
+    """Run ``skembed`` expecting a usage error: exit status 2 and one line on stderr."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    captured = capsys.readouterr()
+    assert info.value.code == 2
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in captured.err, captured.err
+    assert lines[0].startswith("skembed compare: error: ")
+    return lines[0]
+
+
+def test_compare_text_mode_writes_leaderboard(tmp_path, capsys, small_lsa):
+    argv = ["compare", "--embedders", "tfidf,lsa", "--cv", "2", "--limit", "400"]
+    assert main([*argv, "--output-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "BBC News: 400 documents, 5 classes, 2-fold CV" in out
+    assert f"downstream: {ms.DOWNSTREAM_DESCRIPTION}; scoring: accuracy" in out
+    rows = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert sorted(r["embedder"] for r in rows) == ["lsa", "tfidf"]
+    assert [r["rank"] for r in rows] == [1, 2]
+    assert rows[0]["mean_test_score"] >= rows[1]["mean_test_score"]
+    for r in rows:
+        assert r["mean_test_score"] > 0.85 and r["downstream"] == ms.DOWNSTREAM_DESCRIPTION
+        assert r["mean_fit_time"] > 0 and r["transform_rows_per_s"] > 0
+        assert r["params"]["clf__C"] in ms.DOWNSTREAM_CS
+    lsa = next(r for r in rows if r["embedder"] == "lsa")
+    assert lsa["n_features_out"] == lsa["params"]["n_components"]
+    assert (tmp_path / "leaderboard.csv").read_text().startswith("rank,embedder,")
+    every = pd.read_csv(tmp_path / "leaderboard_cv_results.csv")
+    assert len(every) == 3 + 2 * 3  # (tfidf + 2 LSA widths) x 3 values of C
+    assert (tmp_path / "leaderboard.png").stat().st_size > 1000
+
+
+def test_compare_csv_input_and_save_best(tmp_path, capsys, two_topics):
+    best = tmp_path / "best.skops"
+    argv = ["compare", "--csv", str(two_topics), "--text-column", "txt", "--label-column", "y"]
+    argv += ["--embedders", "tfidf", "--cv", "2", "--output-dir", str(tmp_path)]
+    assert main([*argv, "--save-best", str(best)]) == 0
+    out = capsys.readouterr().out
+    assert "d.csv: 20 documents, 2 classes" in out and "dropped" not in out
+    assert f"written to {best} with skops" in out
+    assert json.loads((tmp_path / "leaderboard.json").read_text())[0]["mean_test_score"] == 1.0
+    pipe = ms.load_pipeline(best)
+    assert pipe.predict(["a bank loan", "a farm dog"]).tolist() == ["f", "a"]
 
 
 def test_compare_tabular_mode_on_penguins(tmp_path, capsys):
-    main(
-        [
-            "compare",
-            "--dataset",
-            "penguins",
-            "--embedders",
-            "raw,pca",
-            "--cv",
-            "3",
-            "--output-dir",
-            str(tmp_path),
-        ]
-    )
-    assert "Palmer penguins: 344 rows, 3 classes" in capsys.readouterr().out
+    argv = ["compare", "--dataset", "penguins", "--embedders", "raw,pca", "--cv", "3"]
+    main([*argv, "--output-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "Palmer penguins: 344 rows, 3 classes, n_components=2, 3-fold CV" in out
+    assert "recon err" in out
     rows = {
         r["embedder"]: r for r in json.loads((tmp_path / "leaderboard_tabular.json").read_text())
     }
-    assert rows["Scaler+OneHot (raw)"]["cv_accuracy_mean"] > 0.97
-    assert rows["PCA"]["reconstruction_error"] > 0
-    with pytest.raises(SystemExit, match="Unknown tabular embedder 'lsa'"):
-        main(["compare", "--dataset", "penguins", "--embedders", "lsa"])
+    assert rows["raw"]["mean_test_score"] > 0.97 and rows["raw"]["mean_reconstruction_error"] == 0
+    assert rows["pca"]["mean_reconstruction_error"] > 0 and rows["pca"]["n_features_out"] == 2
+
+
+def test_dropped_rows_are_counted(tmp_path, capsys):
+    path = tmp_path / "gaps.csv"
+    docs = ["cheap loan bank money"] * 10 + ["cat dog farm animal"] * 10 + ["", "   ", "x", "y"]
+    labels = ["f"] * 10 + ["a"] * 10 + ["f", "a", None, None]
+    pd.DataFrame({"txt": docs, "y": labels}).to_csv(path, index=False)
+    argv = ["compare", "--csv", str(path), "--text-column", "txt", "--label-column", "y"]
+    main([*argv, "--embedders", "tfidf", "--cv", "2", "--output-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "gaps.csv: 20 documents, 2 classes" in out
+    assert "dropped 4 rows: 2 with missing label, 2 with empty text" in out
+
+
+def test_unknown_names_are_usage_errors(tmp_path, capsys, two_topics):
+    line = usage_error(capsys, ["compare", "--embedders", "nope", "--output-dir", str(tmp_path)])
+    assert "Unknown text embedder 'nope'" in line
+    line = usage_error(
+        capsys, ["compare", "--csv", str(two_topics), "--text-column", "zzz", "--label-column", "y"]
+    )
+    assert "--text-column 'zzz' is not a column" in line and "['txt', 'y']" in line
+    line = usage_error(capsys, ["compare", "--dataset", "penguins", "--embedders", "lsa"])
+    assert "Unknown tabular embedder 'lsa'" in line
+    line = usage_error(capsys, ["compare", "--scoring", "accuracyy"])
+    assert "--scoring 'accuracyy' is not a scikit-learn scorer" in line
+
+
+# issue 11 §3: each of these printed a traceback before
+
+
+def test_single_class_csv_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "one.csv"
+    pd.DataFrame({"txt": ["a b", "c d", "e f"], "y": ["x"] * 3}).to_csv(path, index=False)
+    line = usage_error(
+        capsys, ["compare", "--csv", str(path), "--text-column", "txt", "--label-column", "y"]
+    )
+    assert "All 3 rows have the label 'x'" in line and "at least 2 classes" in line
+
+
+def test_empty_csv_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "empty.csv"
+    path.write_text("")
+    line = usage_error(capsys, ["compare", "--csv", str(path), "--label-column", "y"])
+    assert "empty.csv is empty: give a CSV with a header row and labelled rows" in line
+
+
+def test_header_only_csv_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "header.csv"
+    path.write_text("txt,y\n")
+    line = usage_error(
+        capsys, ["compare", "--csv", str(path), "--text-column", "txt", "--label-column", "y"]
+    )
+    assert "header.csv has a header but no rows" in line
+
+
+def test_cv_1_is_a_usage_error(capsys):
+    line = usage_error(capsys, ["compare", "--cv", "1"])
+    assert "--cv 1: cross-validation needs at least 2 folds; use --cv 2 or more" in line
+
+
+def test_cv_above_the_smallest_class_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "small.csv"
+    docs = ["cheap loan bank money"] * 10 + ["cat dog farm animal"] * 3
+    pd.DataFrame({"txt": docs, "y": ["f"] * 10 + ["a"] * 3}).to_csv(path, index=False)
+    argv = ["compare", "--csv", str(path), "--text-column", "txt", "--label-column", "y"]
+    line = usage_error(capsys, [*argv, "--cv", "5"])
+    assert "Class 'a' has only 3 rows: --cv 5 needs at least 5 rows in every class" in line
+    assert "use --cv 3 or less" in line
+
+
+def test_rows_without_labels_or_text_leave_nothing_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "blank.csv"
+    pd.DataFrame({"txt": ["", "a b"], "y": ["x", np.nan]}).to_csv(path, index=False)
+    line = usage_error(
+        capsys, ["compare", "--csv", str(path), "--text-column", "txt", "--label-column", "y"]
+    )
+    assert "No usable rows in blank.csv" in line

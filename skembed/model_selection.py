@@ -577,9 +577,10 @@ def compare_embedders(
     >>> docs = ["cheap loan bank", "bank money loan", "cat dog farm", "farm animal dog"] * 3
     >>> labels = ["money", "money", "farm", "farm"] * 3
     >>> results = compare_embedders(docs, labels, {"tfidf": TfidfVectorizer()}, cv=2)
-    >>> results[["embedder", "mean_test_score", "rank_test_score"]]
-      embedder  mean_test_score  rank_test_score
-    0    tfidf              1.0                1
+    >>> results[["embedder", "mean_test_score", "rank_test_score"]].to_dict("list")
+    {'embedder': ['tfidf', 'tfidf', 'tfidf'], 'mean_test_score': [1.0, 1.0, 1.0], 'rank_test_score': [1, 1, 1]}
+    >>> results["params"].tolist()
+    [{'clf__C': 0.1}, {'clf__C': 1.0}, {'clf__C': 10.0}]
     """
     import pandas as pd
     from sklearn.base import clone

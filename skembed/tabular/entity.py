@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
@@ -22,7 +22,6 @@ from sklearn.utils.validation import (
 )
 
 from ..base import (
-    COMPUTE_PARAMETER_CONSTRAINTS,
     limit_threads,
     progress,
     report_epoch,
@@ -32,12 +31,15 @@ from ..base import (
 )
 from ..callbacks import make_record, run_callbacks
 from ..exceptions import diverged
+from ._base import TABULAR_PARAMETER_CONSTRAINTS
 from ._preprocess import _is_dataframe, column_kinds
 
 __all__ = ["EntityEmbedder", "embedding_width"]
 
 #: rows per forward pass when computing the validation loss
 _INFERENCE_BATCH = 8192
+#: autoencoder parameters EntityEmbedder does not have
+_NOT_SHARED = ("n_components", "batch_norm", "preprocessor", "warm_start")
 #: widest table the "auto" rule gives (Guo & Berkhahn's tables are at most this wide)
 MAX_AUTO_WIDTH = 50
 
@@ -369,7 +371,8 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        **COMPUTE_PARAMETER_CONSTRAINTS,
+        # the training and compute parameters mean what they mean for the autoencoders
+        **{k: v for k, v in TABULAR_PARAMETER_CONSTRAINTS.items() if k not in _NOT_SHARED},
         "categorical_features": [StrOptions({"from_dtype", "all"}), "array-like"],
         "embedding_dims": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left"), dict],
         "min_frequency": [
@@ -380,20 +383,7 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
         "target_type": [StrOptions({"auto", "binary", "multiclass", "continuous"})],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "remainder": [StrOptions({"scale", "passthrough", "drop"})],
-        "hidden_layer_sizes": [tuple, list],
-        "activation": [StrOptions({"relu", "gelu", "tanh", "elu", "silu", "leaky_relu"})],
-        "dropout": [Interval(Real, 0, 1, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "epochs": [Interval(Integral, 1, None, closed="left")],
-        "early_stopping": ["boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "patience": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
         "dtype": "no_validation",
-        "verbose": ["verbose"],
-        "callbacks": [list, tuple, None],
     }
 
     def __init__(

@@ -113,7 +113,7 @@ def evaluate(kv, args):
 
 # ----------------------------------------------------------------------------- word2vec
 def train_w2v(
-    enc, device, *, sg, subword, epochs, seed, batch_words, damping=True, vector_size=100
+    enc, device, *, sg, subword, epochs, seed, batch_words, update_cap=64.0, vector_size=100
 ):
     """Train on ``enc``; returns (KeyedVectors, train seconds, final mean loss)."""
     import torch
@@ -176,7 +176,7 @@ def train_w2v(
             lc, nc = train_sgns_chunk(
                 syn0_t, syn1_t, ids_t, o, neg_prob=prob_t, neg_alias=alias_t, window=5,
                 negative=5, alpha_start=a0, alpha_end=a1, seed=s, sg=sg, subwords=bags,
-                batch_words=batch_words, damping=damping,
+                batch_words=batch_words, update_cap=update_cap,
             )  # fmt: skip
             loss += lc
             nex += nc
@@ -208,16 +208,16 @@ def section_w2v(args, device):
     )
     print(f"{'run':<34} {'train_s':>8} {'words/s':>10} {'WS-353':>7} {'SimLex':>7} {'loss':>8}")
     runs = []
-    dampings = [d == "on" for d in args.damping.split(",")]
+    caps = [None if c == "none" else float(c) for c in args.update_cap.split(",")]
     for arch in args.arch.split(","):
         sg = arch in ("sg", "ft")
         subword = arch == "ft"
         for bw in [int(b) for b in args.batch_words.split(",")]:
-            for damping in dampings:
+            for cap in caps:
                 runs.append(
                     (
-                        f"{arch} batch {bw} damping {'on' if damping else 'off'}",
-                        dict(sg=sg, subword=subword, batch_words=bw, damping=damping),
+                        f"{arch} batch {bw} cap {cap if cap is None else int(cap)}",
+                        dict(sg=sg, subword=subword, batch_words=bw, update_cap=cap),
                     )
                 )
     rows = []
@@ -462,8 +462,8 @@ def main(argv=None):
     parser.add_argument("--prefix-tokens", type=int, default=0, help="0: the whole corpus")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--arch", default="sg,cbow,ft", help="comma list of sg, cbow, ft")
-    parser.add_argument("--batch-words", default="16384", help="comma list of batch sizes")
-    parser.add_argument("--damping", default="on", help="comma list of on/off")
+    parser.add_argument("--batch-words", default="4096", help="comma list of batch sizes")
+    parser.add_argument("--update-cap", default="64", help="comma list of caps ('none': off)")
     parser.add_argument("--wordsim", default=None)
     parser.add_argument("--simlex", default=None)
     parser.add_argument("--seed", type=int, default=1)

@@ -38,7 +38,7 @@ def test_skipgram_single_pairs_follow_word2vec_formula():
     loss, n = train_sgns_chunk(
         syn0, syn1, np.array([0, 1], np.int32), np.array([0, 2]), neg_prob=prob,
         neg_alias=alias, window=1, negative=1, alpha_start=lr, alpha_end=lr, seed=3,
-        batch_words=1, damping=False,
+        batch_words=1,
     )  # fmt: skip
     expected_loss = 0.0
     for centre, ctx in ((0, 1), (1, 0)):
@@ -67,13 +67,13 @@ def test_shared_negatives_within_a_window_read_the_same_parameters():
     ids = np.array([0, 1, 0], np.int32)
     train_sgns_chunk(
         syn0, syn1, ids[1:2], np.array([0, 1]), neg_prob=prob, neg_alias=alias,
-        window=1, negative=1, alpha_start=lr, alpha_end=lr, seed=0, batch_words=8, damping=False,
+        window=1, negative=1, alpha_start=lr, alpha_end=lr, seed=0, batch_words=8,
     )  # fmt: skip
     # a single-token document has no context: nothing moves
     np.testing.assert_array_equal(syn0.double().numpy(), s0)
     train_sgns_chunk(
         syn0, syn1, ids, np.array([0, 3]), neg_prob=prob, neg_alias=alias,
-        window=1, negative=1, alpha_start=lr, alpha_end=lr, seed=0, batch_words=8, damping=False,
+        window=1, negative=1, alpha_start=lr, alpha_end=lr, seed=0, batch_words=8,
     )  # fmt: skip
     # all three centres in one batch: every score uses the initial parameters
     grad0 = np.zeros(4)
@@ -100,7 +100,6 @@ def test_cbow_adds_the_error_to_every_context_row():
     loss, n = train_sgns_chunk(
         syn0, syn1, ids, np.array([0, 3]), neg_prob=prob, neg_alias=alias, window=1,
         negative=1, alpha_start=lr, alpha_end=lr, seed=0, sg=False, batch_words=3,
-        damping=False,
     )  # fmt: skip
     d0 = np.zeros((3, 4))
     d1 = np.zeros((3, 4))
@@ -130,7 +129,7 @@ def test_subword_bags_average_inputs_and_update_every_row():
     train_sgns_chunk(
         syn0, syn1, np.array([0, 1], np.int32), np.array([0, 2]), neg_prob=prob,
         neg_alias=alias, window=1, negative=1, alpha_start=lr, alpha_end=lr, seed=0,
-        subwords=bags, batch_words=1, damping=False,
+        subwords=bags, batch_words=1,
     )  # fmt: skip
     rows = {0: [0, 3], 1: [1, 3, 4]}
     for centre, ctx in ((0, 1), (1, 0)):
@@ -146,26 +145,25 @@ def test_subword_bags_average_inputs_and_update_every_row():
     np.testing.assert_allclose(syn1.numpy(), s1, atol=1e-6)
 
 
-@pytest.mark.parametrize("damping", [False, True])
-def test_learning_rate_decays_linearly_and_damping_divides_by_curvature(damping):
-    # zero output vectors, unit inputs: the first update of each centre's output row is
-    # lr_p * (1 - sigmoid(0)) * input, so the rows reveal the per-centre learning rates
-    syn0 = torch.ones(5, 2)
-    syn1 = torch.zeros(5, 2)
-    prob, alias = _forced_noise(5, 4)
+@pytest.mark.parametrize("cap", [None, 2.0])
+def test_learning_rate_decays_linearly_and_frequent_rows_are_capped(cap):
+    # zero output vectors: the first update of each centre's output row is
+    # lr_p * (1 - 0.5) * input, so the rows reveal the per-centre learning rates
+    n_tok = 4
+    syn0 = torch.ones(n_tok + 1, 2)
+    syn1 = torch.zeros(n_tok + 1, 2)
+    prob, alias = _forced_noise(n_tok + 1, n_tok)
     ids = np.array([0, 1, 2, 3], np.int32)
+    offsets = np.array([0, 2, 4])
     train_sgns_chunk(
-        syn0, syn1, ids, np.array([0, 2, 4]), neg_prob=prob, neg_alias=alias, window=1,
-        negative=1, alpha_start=4.0, alpha_end=0.0, seed=0, batch_words=4, damping=damping,
+        syn0, syn1, ids, offsets, neg_prob=prob, neg_alias=alias, window=1, negative=1,
+        alpha_start=0.4, alpha_end=0.0, seed=0, batch_words=4, update_cap=cap,
     )  # fmt: skip
-    lrs = np.array([4.0, 3.0, 2.0, 1.0])
-    # curvature of a row: lr * sigmoid'(0) * |x|^2 = lr * 0.25 * 2 per window using it
-    load = 0.5 * lrs
-    div = np.maximum(load, 1.0) if damping else np.ones(4)
-    np.testing.assert_allclose(syn1.numpy()[:4, 0], 0.5 * lrs / div, atol=1e-6)
-    # the noise word's row is used by all 4 windows: load 5, so damping divides its sum by 5
-    noise = -0.5 * lrs.sum() / (max(load.sum(), 1.0) if damping else 1.0)
-    np.testing.assert_allclose(syn1.numpy()[4], [noise, noise], atol=1e-6)
+    lrs = 0.4 - 0.4 * np.arange(4) / 4
+    np.testing.assert_allclose(syn1.numpy()[:4, 0], 0.5 * lrs, atol=1e-7)
+    # the noise word's row is used by 4 windows: with a cap of 2 its summed update is halved
+    noise = -0.5 * lrs.sum() * (1.0 if cap is None else 2.0 / 4)
+    np.testing.assert_allclose(syn1.numpy()[n_tok], [noise, noise], atol=1e-7)
 
 
 def _reference_epoch(syn0, syn1, ids, offsets, window, negative, lr, prob, alias, sg, rng):

@@ -32,17 +32,13 @@ the next window, here the windows of a batch all read the same parameters.
 That staleness matters only for rows that occur very often in one batch (the
 most frequent words, above all as noise words): summed over thousands of
 windows computed at the same point, their update overshoots where sequential
-SGD would have corrected itself step by step, and training diverges
-(measured on an H100, debdocs, 16,384 centres per batch: NaN without
-damping). ``damping`` bounds it with the curvature of the logistic loss, as an
-implicit (proximal) SGD step would: each example adds
-``lr * sigmoid'(f) * |x|^2`` to the curvature ``H_r`` of each row ``r`` it
-updates (``x`` the vector on the other side of the score), and a row whose
-summed curvature in the batch exceeds 1 gets its summed update divided by
-``H_r``. A row with ``H_r <= 1`` -- a row used by few examples, and every row
-early in training when the vectors are small -- gets word2vec's update
-unchanged; sequential SGD, which takes the steps one after the other, would
-overshoot there too once ``H_r`` exceeds 2.
+SGD would have corrected itself after a few hundred steps, and training
+diverges (measured: NaN after one epoch of the 1M-token debdocs prefix with
+16,384 centres per batch). ``update_cap`` bounds it: a row that receives
+``n > update_cap`` updates in a batch (windows for an output row, examples for
+an input row) gets their sum scaled by ``update_cap / n``, i.e. ``update_cap``
+steps along their mean. Rows below the cap, which is nearly all of them, get
+word2vec's update unchanged.
 
 CBOW (``sg=False``): the input is the mean of the context input vectors,
 ``K`` noise words are drawn per centre and the input-side error is added in
@@ -79,13 +75,16 @@ from torch.nn import functional as F
 
 __all__ = [
     "DEFAULT_BATCH_WORDS",
+    "DEFAULT_UPDATE_CAP",
     "SubwordBags",
     "device_tables",
     "train_sgns_chunk",
 ]
 
-#: centre words per step by default (large enough to keep an H100 busy)
-DEFAULT_BATCH_WORDS = 16384
+#: centre words per step by default (quality within 0.02 of the CPU kernel on debdocs)
+DEFAULT_BATCH_WORDS = 4096
+#: most updates a row takes at full weight in one batch (see the module notes)
+DEFAULT_UPDATE_CAP = 64.0
 
 
 class SubwordBags:
@@ -182,14 +181,28 @@ def _input_vectors(syn0, words, mask, bags):
     return sums / counts.clamp(min=1).unsqueeze(1).to(syn0.dtype), (rows, owner)
 
 
-def _add_rows(mat, index, grad, load=None):
-    """``mat[index] += grad`` summed per row; with ``load``, rows whose summed load exceeds 1
-    get their summed update divided by it (the curvature damping of the module notes)."""
-    if load is not None:
-        per_row = torch.zeros(mat.shape[0], dtype=grad.dtype, device=grad.device)
-        per_row.index_add_(0, index, load)
-        grad = grad / per_row.clamp_(min=1.0).index_select(0, index)[:, None]
+def _cap_scale(index, weight, n_rows, cap):
+    """Per-entry factor ``min(1, cap / n_row)``, ``n_row`` the summed ``weight`` of the entry's row."""
+    counts = torch.zeros(n_rows, dtype=weight.dtype, device=weight.device)
+    counts.index_add_(0, index, weight)
+    return (cap / counts.clamp(min=cap)).index_select(0, index)
+
+
+def _add_rows(mat, index, grad, cap, weight=None):
+    """``mat[index] += grad`` summed per row, each row's sum capped at ``cap`` updates."""
+    if cap is not None:
+        w = torch.ones_like(index, dtype=grad.dtype) if weight is None else weight
+        grad = grad * _cap_scale(index, w, mat.shape[0], float(cap))[:, None]
     mat.index_add_(0, index, grad)
+
+
+def _add_input_grad(syn0, words, mask, grad, bag_rows, cap):
+    """Add ``grad`` (M, dim) to the input rows of the slots (in full to every bag row)."""
+    if bag_rows is None:
+        _add_rows(syn0, words, grad, cap, mask)
+    else:
+        rows, owner = bag_rows
+        _add_rows(syn0, rows, grad.index_select(0, owner), cap)
 
 
 @torch.no_grad()
@@ -209,7 +222,7 @@ def train_sgns_chunk(
     sg=True,
     subwords=None,
     batch_words=DEFAULT_BATCH_WORDS,
-    damping=True,
+    update_cap=DEFAULT_UPDATE_CAP,
 ):
     """Train skip-gram or CBOW with negative sampling on one chunk, in place, on syn0's device.
 
@@ -249,10 +262,11 @@ def train_sgns_chunk(
         Centre positions per step. Larger is faster on a GPU; frequent words'
         summed updates grow with it (quality was measured equal to the CPU
         kernel's at the default; see ``docs/gpu.md``).
-    damping : bool, default=True
-        Divide the summed update of a row by its summed curvature in the
-        batch where that exceeds 1 (see the module notes). ``False`` gives
-        plain summed updates, stable only for small batches.
+    update_cap : float or None, default=DEFAULT_UPDATE_CAP
+        A row updated ``n > update_cap`` times in one batch gets the sum of
+        its updates scaled by ``update_cap / n`` (see the module notes);
+        ``None`` disables it (plain summed updates; stable only for small
+        batches).
 
     Returns
     -------
@@ -317,86 +331,96 @@ def train_sgns_chunk(
         return loss, n_examples
     gen = torch.Generator(device=dev)
     gen.manual_seed(int(seed) & 0x7FFF_FFFF_FFFF_FFFF)
-    # context offsets -W..-1, 1..W
-    rel = torch.cat([torch.arange(-window, 0, device=dev), torch.arange(1, window + 1, device=dev)])
-    dist = rel.abs()
+    labels = torch.zeros(negative + 1, dtype=syn0.dtype, device=dev)
+    labels[0] = 1.0
     step = (float(alpha_end) - float(alpha_start)) / max(n_tok, 1)
-    for start in range(0, n_tok, batch_words):
-        b = min(batch_words, n_tok - start)
-        pos = torch.arange(start, start + b, device=dev)
-        centre = ids[start : start + b]
-        lr = (float(alpha_start) + step * pos.to(torch.float32)).to(syn0.dtype)
-        # the document of each centre and its bounds
-        doc = torch.searchsorted(offsets, pos, right=True) - 1
-        lo, hi = offsets[doc], offsets[doc + 1]
-        eff = window - torch.randint(0, window, (b,), device=dev, generator=gen)
-        ctx_pos = pos[:, None] + rel[None, :]
-        valid = (dist[None, :] <= eff[:, None]) & (ctx_pos >= lo[:, None]) & (ctx_pos < hi[:, None])
-        ctx = ids[ctx_pos.clamp_(0, n_tok - 1)]  # (b, 2W)
-        validf = valid.to(syn0.dtype)
-        if sg:
-            loss_b, n_b = _skipgram_step(
-                syn0, syn1neg, centre, ctx, valid, validf, lr, prob, alias, negative, gen,
-                subwords, damping,
-            )  # fmt: skip
-        else:
-            loss_b, n_b = _cbow_step(
-                syn0, syn1neg, centre, ctx, valid, validf, lr, prob, alias, negative, gen,
-                subwords, damping,
-            )  # fmt: skip
-        loss += loss_b
-        n_examples += n_b
+    # everything random or positional is drawn for a block of batches at once, so a
+    # step is only gathers, three matrix products and two index_add_ (fewer launches)
+    block = max(batch_words, (_BLOCK_CENTRES // batch_words) * batch_words)
+    for b0 in range(0, n_tok, block):
+        plan = _plan_block(ids, offsets, b0, min(b0 + block, n_tok), window, negative, prob,
+                           alias, gen, float(alpha_start), step, syn0.dtype)  # fmt: skip
+        for s0 in range(0, plan["n"], batch_words):
+            part = {k: v[s0 : s0 + batch_words] for k, v in plan.items() if k != "n"}
+            fn = _skipgram_step if sg else _cbow_step
+            loss_b, n_b = fn(syn0, syn1neg, part, labels, subwords, update_cap)
+            loss += loss_b
+            n_examples += n_b
     return loss, n_examples
 
 
+#: centres whose windows and negatives are drawn at once (bounds the plan's memory:
+#: about (2 * window + negative) * 12 bytes per centre)
+_BLOCK_CENTRES = 1 << 20
+
+
+def _plan_block(ids, offsets, start, stop, window, negative, prob, alias, gen, a0, step, dtype):
+    """Contexts, their mask, negatives and learning rates of the centres ``start .. stop - 1``."""
+    dev = ids.device
+    n_tok = ids.shape[0]
+    pos = torch.arange(start, stop, device=dev)
+    n = stop - start
+    centre = ids[start:stop]
+    rel = torch.cat([torch.arange(-window, 0, device=dev), torch.arange(1, window + 1, device=dev)])
+    doc = torch.searchsorted(offsets, pos, right=True) - 1
+    lo, hi = offsets[doc], offsets[doc + 1]
+    eff = window - torch.randint(0, window, (n,), device=dev, generator=gen)
+    ctx_pos = pos[:, None] + rel[None, :]
+    valid = (
+        (rel.abs()[None, :] <= eff[:, None]) & (ctx_pos >= lo[:, None]) & (ctx_pos < hi[:, None])
+    )
+    ctx = ids[ctx_pos.clamp_(0, n_tok - 1)]  # (n, 2W)
+    negs = _draw_negatives(prob, alias, (n, negative), gen)
+    out_ids = torch.cat([centre[:, None], negs], dim=1)  # (n, K + 1)
+    out_keep = torch.ones(out_ids.shape, dtype=dtype, device=dev)
+    out_keep[:, 1:] = (negs != centre[:, None]).to(dtype)
+    return {
+        "n": n,
+        "ctx": ctx,
+        "valid": valid,
+        "validf": valid.to(dtype),
+        "out_ids": out_ids,
+        "out_keep": out_keep,
+        "lr": (a0 + step * pos.to(torch.float64)).to(dtype),
+    }
+
+
 def _scores_to_grad(f, labels, weight, lr):
-    """Loss, ``g = (label - sigmoid(f)) * lr * weight`` and ``lr * weight * sigmoid'(f)``."""
+    """Loss and ``(label - sigmoid(f)) * lr * weight`` of binary logistic examples."""
     sign = labels * 2 - 1
     loss = -(F.logsigmoid(sign * f) * weight).sum(dtype=torch.float64)
-    sig = torch.sigmoid(f)
-    scale = weight * lr
-    g = (labels - sig) * scale
-    curv = sig * (1 - sig) * scale
-    return loss, g, curv
+    g = (labels - torch.sigmoid(f)) * weight * lr
+    return loss, g
 
 
-def _skipgram_step(
-    syn0, syn1neg, centre, ctx, valid, validf, lr, prob, alias, k, gen, bags, damping
-):
+def _skipgram_step(syn0, syn1neg, part, labels, bags, cap):
+    ctx, valid, validf = part["ctx"], part["valid"], part["validf"]
+    out_ids, out_keep, lr = part["out_ids"], part["out_keep"], part["lr"]
     b, m = ctx.shape
+    k1 = out_ids.shape[1]
     dim = syn0.shape[1]
-    negs = _draw_negatives(prob, alias, (b, k), gen)
-    out_ids = torch.cat([centre[:, None], negs], dim=1)  # (b, K + 1)
-    out_keep = torch.ones_like(out_ids, dtype=syn0.dtype)
-    out_keep[:, 1:] = (negs != centre[:, None]).to(syn0.dtype)
     flat_ctx = ctx.reshape(-1)
+    flat_out = out_ids.reshape(-1)
     C, bag_rows = _input_vectors(syn0, flat_ctx, valid.reshape(-1), bags)
     C = C.view(b, m, dim)
-    outv = syn1neg.index_select(0, out_ids.reshape(-1)).view(b, k + 1, dim)
+    outv = syn1neg.index_select(0, flat_out).view(b, k1, dim)
     f = torch.bmm(C, outv.transpose(1, 2))  # (b, m, K + 1)
-    labels = torch.zeros(k + 1, dtype=syn0.dtype, device=syn0.device)
-    labels[0] = 1.0
     weight = validf[:, :, None] * out_keep[:, None, :]
-    loss, g, curv = _scores_to_grad(f, labels, weight, lr[:, None, None])
+    loss, g = _scores_to_grad(f, labels, weight, lr[:, None, None])
     grad_c = torch.bmm(g, outv)  # (b, m, dim)
     grad_o = torch.bmm(g.transpose(1, 2), C)  # (b, K + 1, dim)
-    load_o = load_c = None
-    if damping:
-        load_o = (curv * (C * C).sum(2)[:, :, None]).sum(1).reshape(-1)  # (b * (K + 1),)
-        load_c = (curv * (outv * outv).sum(2)[:, None, :]).sum(2).reshape(-1)  # (b * m,)
-    _add_rows(syn1neg, out_ids.reshape(-1), grad_o.reshape(-1, dim), load_o)
-    grad_c = grad_c.reshape(-1, dim)
-    if bag_rows is None:
-        _add_rows(syn0, flat_ctx, grad_c, load_c)
-    else:
-        rows, owner = bag_rows
-        load_r = None if load_c is None else load_c.index_select(0, owner)
-        _add_rows(syn0, rows, grad_c.index_select(0, owner), load_r)
+    # an output row counts once per window that uses it
+    used = out_keep * (validf.sum(1, keepdim=True) > 0).to(syn0.dtype)
+    _add_rows(syn1neg, flat_out, grad_o.reshape(-1, dim), cap, used.reshape(-1))
+    _add_input_grad(syn0, flat_ctx, validf.reshape(-1), grad_c.reshape(-1, dim), bag_rows, cap)
     return loss, validf.sum(dtype=torch.float64)
 
 
-def _cbow_step(syn0, syn1neg, centre, ctx, valid, validf, lr, prob, alias, k, gen, bags, damping):
+def _cbow_step(syn0, syn1neg, part, labels, bags, cap):
+    ctx, valid, validf = part["ctx"], part["valid"], part["validf"]
+    out_ids, out_keep, lr = part["out_ids"], part["out_keep"], part["lr"]
     b, m = ctx.shape
+    k1 = out_ids.shape[1]
     dim = syn0.shape[1]
     flat_ctx = ctx.reshape(-1)
     if bags is None:
@@ -413,30 +437,18 @@ def _cbow_step(syn0, syn1neg, centre, ctx, valid, validf, lr, prob, alias, k, ge
         bag_rows = (rows, centre_of)
     has = (count > 0).to(syn0.dtype)
     h = h / count.clamp(min=1)[:, None]
-    negs = _draw_negatives(prob, alias, (b, k), gen)
-    out_ids = torch.cat([centre[:, None], negs], dim=1)
-    weight = torch.ones_like(out_ids, dtype=syn0.dtype)
-    weight[:, 1:] = (negs != centre[:, None]).to(syn0.dtype)
-    weight = weight * has[:, None]
-    outv = syn1neg.index_select(0, out_ids.reshape(-1)).view(b, k + 1, dim)
+    weight = out_keep * has[:, None]
+    outv = syn1neg.index_select(0, out_ids.reshape(-1)).view(b, k1, dim)
     f = torch.bmm(outv, h[:, :, None]).squeeze(2)  # (b, K + 1)
-    labels = torch.zeros(k + 1, dtype=syn0.dtype, device=syn0.device)
-    labels[0] = 1.0
-    loss, g, curv = _scores_to_grad(f, labels, weight, lr[:, None])
+    loss, g = _scores_to_grad(f, labels, weight, lr[:, None])
     grad_h = torch.bmm(g[:, None, :], outv).squeeze(1)  # (b, dim)
     grad_o = g[:, :, None] * h[:, None, :]
-    load_o = load_h = None
-    if damping:
-        load_o = (curv * (h * h).sum(1)[:, None]).reshape(-1)
-        load_h = (curv * (outv * outv).sum(2)).sum(1)  # (b,) per context row of the centre
-    _add_rows(syn1neg, out_ids.reshape(-1), grad_o.reshape(-1, dim), load_o)
+    _add_rows(syn1neg, out_ids.reshape(-1), grad_o.reshape(-1, dim), cap, weight.reshape(-1))
     if bag_rows is None:
         # the error goes in full to every context row (masked slots add zero)
         grad_ctx = (grad_h[:, None, :] * validf[:, :, None]).reshape(-1, dim)
-        load_c = None if load_h is None else (load_h[:, None] * validf).reshape(-1)
-        _add_rows(syn0, flat_ctx, grad_ctx, load_c)
+        _add_rows(syn0, flat_ctx, grad_ctx, cap, validf.reshape(-1))
     else:
         rows, centre_of = bag_rows
-        load_r = None if load_h is None else load_h.index_select(0, centre_of)
-        _add_rows(syn0, rows, grad_h.index_select(0, centre_of), load_r)
+        _add_rows(syn0, rows, grad_h.index_select(0, centre_of), cap)
     return loss, has.sum(dtype=torch.float64)

@@ -6,7 +6,7 @@ compute with them import them in ``fit``.
 
 from .keyedvectors import KeyedVectors
 from .preprocessing import LabelEmbedder, OneHotEmbedder, ScalerEmbedder
-from .tabular import AutoencoderEmbedder, VAEEmbedder
+from .tabular import AutoencoderEmbedder, EntityEmbedder, VAEEmbedder
 from .text import (
     BertPooledEmbedder,
     Doc2VecTransformer,
@@ -25,6 +25,7 @@ __all__ = [
     "AutoencoderEmbedder",
     "BertPooledEmbedder",
     "Doc2VecTransformer",
+    "EntityEmbedder",
     "FastTextKeyedVectors",
     "FastTextTransformer",
     "GloVeTransformer",

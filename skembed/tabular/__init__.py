@@ -1,10 +1,11 @@
-"""Neural embedders for tabular data: AutoencoderEmbedder and VAEEmbedder.
+"""Neural embedders for tabular data: AutoencoderEmbedder, VAEEmbedder and EntityEmbedder.
 
 Importing this package does not import torch; torch is imported in ``fit``.
 """
 
 from ..exceptions import TrainingDivergedError  # also importable from here, as before
 from .autoencoder import AutoencoderEmbedder
+from .entity import EntityEmbedder
 from .vae import VAEEmbedder
 
-__all__ = ["AutoencoderEmbedder", "TrainingDivergedError", "VAEEmbedder"]
+__all__ = ["AutoencoderEmbedder", "EntityEmbedder", "TrainingDivergedError", "VAEEmbedder"]

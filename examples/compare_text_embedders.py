@@ -4,10 +4,10 @@
     python examples/compare_text_embedders.py
 """
 
-from skembed.cli import compare_text, format_leaderboard
 from skembed.datasets import load_bbc_news
+from skembed.model_selection import compare_embedders, format_leaderboard
 
 texts, labels = load_bbc_news()
 texts, labels = texts[::2], labels[::2]
-rows = compare_text(texts, labels, embedders=["tfidf", "lsa", "ppmi"], cv=3, random_state=0)
-print(format_leaderboard(rows, f"BBC News, {len(texts)} articles, 3-fold CV"))
+results = compare_embedders(texts, labels, ["tfidf", "lsa", "ppmi"], cv=3, random_state=0)
+print(format_leaderboard(results, f"BBC News, {len(texts)} articles, 3-fold CV"))

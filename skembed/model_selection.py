@@ -120,6 +120,13 @@ EMBEDDERS = {
         {"vector_size": [100]},
         "fastText skip-gram with char n-grams, IDF-weighted mean",
     ),
+    "doc2vec": EmbedderSpec(
+        "text",
+        "skembed.text.doc2vec:Doc2VecTransformer",
+        {"min_count": 2, "epochs": 10},
+        {"vector_size": [100]},
+        "paragraph vectors (PV-DBOW), inferred per document",
+    ),
     "glove": EmbedderSpec(
         "text",
         "skembed.text.glove:GloVeTransformer",
@@ -144,6 +151,14 @@ EMBEDDERS = {
         {"hidden_layer_sizes": [(32,), (64, 32)]},
         "autoencoder bottleneck codes",
         requires=("torch",),
+    ),
+    "entity": EmbedderSpec(
+        "tabular",
+        "skembed.tabular:EntityEmbedder",
+        {"epochs": 20, "early_stopping": True},
+        {"min_frequency": [1, 5]},
+        "entity embeddings of the categorical columns, learned on y (cross-fitted)",
+        requires=("torch", "pandas"),
     ),
     "vae": EmbedderSpec(
         "tabular",

@@ -47,6 +47,14 @@ class _Tokenizer:
                 )
             self._findall = pattern.findall
 
+    # the bound ``findall`` is rebuilt on load, so the state holds only plain values
+    # (skops can then persist pipelines of text embedders without pickle)
+    def __getstate__(self):
+        return {"token_pattern": self.token_pattern, "tokenizer": self.tokenizer}
+
+    def __setstate__(self, state):
+        self.__init__(state["token_pattern"], state["tokenizer"])
+
     def __call__(self, doc):
         if not isinstance(doc, str):
             return list(doc)

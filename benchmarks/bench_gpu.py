@@ -6,7 +6,7 @@ Sections (``--sections``, comma list; default all):
     :func:`skembed.nn.sgns.train_sgns_chunk` (device-resident word2vec) on
     debdocs (11.4M tokens; vector_size 100, window 5, negative 5, min_count 5,
     sample 1e-3, 5 epochs): skip-gram, CBOW and fastText-style subword
-    skip-gram. Prints training words/s (raw corpus words x epochs / training
+    skip-gram (2M buckets, n-grams 3-6). Prints training words/s (raw corpus words x epochs / training
     seconds, chunk preparation and host-to-device copies included) and
     WordSim-353 / SimLex-999 Spearman. The CPU engine's figures on the
     same corpus are in ``docs/word2vec.md``.
@@ -212,11 +212,11 @@ def section_w2v(args, device):
     for arch in args.arch.split(","):
         sg = arch in ("sg", "ft")
         subword = arch == "ft"
-        for bw in [int(b) for b in args.batch_words.split(",")]:
+        for bw in [None if b == "auto" else int(b) for b in args.batch_words.split(",")]:
             for cap in caps:
                 runs.append(
                     (
-                        f"{arch} batch {bw} cap {cap if cap is None else int(cap)}",
+                        f"{arch} batch {bw or 'auto'} cap {cap if cap is None else int(cap)}",
                         dict(sg=sg, subword=subword, batch_words=bw, update_cap=cap),
                     )
                 )
@@ -462,7 +462,9 @@ def main(argv=None):
     parser.add_argument("--prefix-tokens", type=int, default=0, help="0: the whole corpus")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--arch", default="sg,cbow,ft", help="comma list of sg, cbow, ft")
-    parser.add_argument("--batch-words", default="4096", help="comma list of batch sizes")
+    parser.add_argument(
+        "--batch-words", default="auto", help="comma list of batch sizes ('auto': the default)"
+    )
     parser.add_argument("--update-cap", default="64", help="comma list of caps ('none': off)")
     parser.add_argument("--wordsim", default=None)
     parser.add_argument("--simlex", default=None)

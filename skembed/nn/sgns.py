@@ -33,12 +33,17 @@ That staleness matters only for rows that occur very often in one batch (the
 most frequent words, above all as noise words): summed over thousands of
 windows computed at the same point, their update overshoots where sequential
 SGD would have corrected itself after a few hundred steps, and training
-diverges (measured: NaN after one epoch of the 1M-token debdocs prefix with
-16,384 centres per batch). ``update_cap`` bounds it: a row that receives
+diverges (measured on an H100, debdocs 11.4M tokens, skip-gram: NaN at 65,536
+centres per batch, NaN or a loss of 1e8 at 16,384 without a cap or with a cap
+of 64 to 256). ``update_cap`` bounds it: a row that receives
 ``n > update_cap`` updates in a batch (windows for an output row, examples for
 an input row) gets their sum scaled by ``update_cap / n``, i.e. ``update_cap``
 steps along their mean. Rows below the cap, which is nearly all of them, get
-word2vec's update unchanged.
+word2vec's update unchanged. Measured on debdocs (``docs/gpu.md``): skip-gram
+at 8,192 centres and a cap of 64 is within 0.02 of the CPU kernel on
+WordSim-353 and 0.03 below it on SimLex-999; CBOW is within 0.003 on both at
+65,536 centres. (A cap on the summed logistic curvature instead of the count
+was tried and measured worse: CBOW WordSim-353 0.447 against 0.535.)
 
 CBOW (``sg=False``): the input is the mean of the context input vectors,
 ``K`` noise words are drawn per centre and the input-side error is added in
@@ -81,8 +86,8 @@ __all__ = [
     "train_sgns_chunk",
 ]
 
-#: centre words per step by default (quality within 0.02 of the CPU kernel on debdocs)
-DEFAULT_BATCH_WORDS = 4096
+#: centre words per step by default, skip-gram and CBOW (measured on debdocs, docs/gpu.md)
+DEFAULT_BATCH_WORDS = {True: 8192, False: 65536}
 #: most updates a row takes at full weight in one batch (see the module notes)
 DEFAULT_UPDATE_CAP = 64.0
 
@@ -221,7 +226,7 @@ def train_sgns_chunk(
     seed,
     sg=True,
     subwords=None,
-    batch_words=DEFAULT_BATCH_WORDS,
+    batch_words=None,
     update_cap=DEFAULT_UPDATE_CAP,
 ):
     """Train skip-gram or CBOW with negative sampling on one chunk, in place, on syn0's device.
@@ -258,10 +263,12 @@ def train_sgns_chunk(
         CBOW (the mean of the context input vectors predicts it).
     subwords : SubwordBags or None, default=None
         fastText subword input; ``None``: row ``u`` of ``syn0`` is word ``u``'s vector.
-    batch_words : int, default=DEFAULT_BATCH_WORDS
-        Centre positions per step. Larger is faster on a GPU; frequent words'
-        summed updates grow with it (quality was measured equal to the CPU
-        kernel's at the default; see ``docs/gpu.md``).
+    batch_words : int or None, default=None
+        Centre positions per step; ``None``: ``DEFAULT_BATCH_WORDS[sg]``
+        (8,192 for skip-gram, 65,536 for CBOW). Larger is faster on a GPU
+        (fewer launches; a step costs ~40 kernel launches, so small batches
+        are bound by the host) and makes frequent rows' summed updates staler
+        (see the module notes and ``docs/gpu.md``).
     update_cap : float or None, default=DEFAULT_UPDATE_CAP
         A row updated ``n > update_cap`` times in one batch gets the sum of
         its updates scaled by ``update_cap / n`` (see the module notes);
@@ -288,8 +295,10 @@ def train_sgns_chunk(
     -----
     Per step of ``B`` centres and ``W = window`` the work is two gathers of
     ``B * 2W`` and ``B * (K + 1)`` rows, three batched matrix products of
-    shapes ``(2W, dim) x (dim, K + 1)`` (skip-gram) and two ``index_add_``;
-    about 25 kernel launches, none waiting on the host. Slots beyond a
+    shapes ``(2W, dim) x (dim, K + 1)`` (skip-gram) and two ``index_add_``
+    (plus two small ones counting each row's updates for ``update_cap``);
+    none waits on the host. Windows, negatives and learning rates are drawn
+    for blocks of about a million centres at once. Slots beyond a
     centre's effective window are computed and masked (about 40% of the
     context slots at ``window=5``), which costs less than compacting them
     would (compaction needs the count on the host).
@@ -310,6 +319,8 @@ def train_sgns_chunk(
     >>> bool(n > 0), bool(loss > 0)
     (True, True)
     """
+    if batch_words is None:
+        batch_words = DEFAULT_BATCH_WORDS[bool(sg)]
     window, negative, batch_words = int(window), int(negative), int(batch_words)
     if window < 1 or negative < 1 or batch_words < 1:
         raise ValueError(

@@ -253,3 +253,34 @@ def test_rejects_bad_arguments():
         train_sgns_chunk(syn0, syn1, np.array([0, 1]), np.array([0, 2]), window=0, negative=1, **kw)
     with pytest.raises(ValueError, match="negative"):
         train_sgns_chunk(syn0, syn1, np.array([0, 1]), np.array([0, 2]), window=1, negative=0, **kw)
+
+
+@pytest.mark.parametrize("cls_name", ["Word2VecTransformer", "FastTextTransformer"])
+def test_estimators_train_through_the_batched_engine_as_on_a_gpu(monkeypatch, cls_name):
+    # On a GPU the estimators train with SgnsEngine; the same code runs here on the CPU
+    # by switching the device predicate only (CUDA itself is covered by tests/test_cuda.py).
+    import skembed
+    from skembed.datasets import load_bbc_news
+    from skembed.nn import sgns
+    from skembed.text.word2vec import Word2VecTransformer
+
+    texts, _ = load_bbc_news()
+    texts = texts[:300]
+    monkeypatch.setattr(Word2VecTransformer, "_batched_torch_engine", lambda self: True)
+    used = []
+    real = sgns.SgnsEngine.train_chunk
+    monkeypatch.setattr(
+        sgns.SgnsEngine, "train_chunk", lambda self, *a: used.append(1) or real(self, *a)
+    )
+    # small steps: 300 articles are ~70k kept tokens per epoch
+    params = dict(vector_size=32, epochs=5, min_count=3, engine="torch", batch_size=512)
+    params["random_state"] = 0
+    if cls_name == "FastTextTransformer":
+        params["bucket"] = 20_000
+    est = getattr(skembed, cls_name)(**params).fit(texts)
+    assert used and est.engine_ == "torch"
+    losses = est.loss_history_
+    assert np.isfinite(losses).all() and losses[-1] < losses[0]
+    wv = est.wv_
+    # topical neighbours even from 300 articles: a sports word is closer to another
+    assert wv.similarity("match", "game") > wv.similarity("match", "bank")

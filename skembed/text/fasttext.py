@@ -149,8 +149,9 @@ class FastTextTransformer(Word2VecTransformer):
         ``True``: lock-free (Hogwild) threads, faster but not reproducible
         with ``n_jobs > 1``; ``False``: deterministic threads (see
         :class:`~skembed.text.word2vec.Word2VecTransformer`).
-    batch_size : int, default=1024
-        Examples per step of the torch engine.
+    batch_size : int or None, default=None
+        Examples per step of the torch engine (see
+        :class:`~skembed.text.word2vec.Word2VecTransformer`).
     warm_start : bool, default=False
         Continue training the fitted vectors on the new ``X`` with the
         existing vocabulary (new words are ignored, counts are not updated).
@@ -272,7 +273,7 @@ class FastTextTransformer(Word2VecTransformer):
         oov_ngrams=True,
         engine="auto",
         lock_free=False,
-        batch_size=1024,
+        batch_size=None,
         warm_start=False,
         callbacks=None,
         pooling="mean",

@@ -122,9 +122,19 @@ class Word2VecTransformer(BaseWordEmbedder):
         on a loaded 2-core machine: the lock-free threads train 1.8x faster
         (the merges wait for the slower thread), with the same WordSim-353
         and SimLex-999 within run-to-run noise; see ``docs/word2vec.md``.
-    batch_size : int, default=4096
-        Skip-gram pairs per step of the torch engine (CBOW: ``batch_size // 8``
-        windows); ignored by the numba engine.
+    batch_size : int or None, default=None
+        Examples per step of the torch engine; ignored by the numba engine.
+        On a GPU (any device but the CPU) with negative sampling alone
+        (``hs=0``) the torch engine is the batched shared-negatives trainer of
+        :mod:`skembed.nn.sgns` (measured 12.0M words/s skip-gram and 17.9M
+        CBOW on one H100, ``docs/gpu.md``) and an example is a centre word:
+        ``None`` means 8,192 (skip-gram) or 65,536 (CBOW). Its windows in one
+        step read the same parameters, so on small corpora with a high
+        ``alpha`` it can diverge (a ``TrainingDivergedError`` says so: lower
+        ``alpha`` or ``batch_size``). On the CPU, and with ``hs=1``, it is the
+        exact per-pair torch engine, whose small steps follow the numba
+        kernel, and an example is a (word, context) pair: ``None`` means
+        4,096 (CBOW: 512 windows).
     callbacks : list of callable or Callback, or None, default=None
         Each is called as ``callback(estimator, record)`` after every epoch
         (:mod:`skembed.callbacks`; ``wv_`` and ``history_`` are then up to
@@ -257,7 +267,7 @@ class Word2VecTransformer(BaseWordEmbedder):
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "engine": [StrOptions({"auto", "numba", "torch"})],
         "lock_free": ["boolean"],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "callbacks": [list, tuple, None],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
@@ -293,7 +303,7 @@ class Word2VecTransformer(BaseWordEmbedder):
         engine="auto",
         n_jobs=None,
         lock_free=False,
-        batch_size=4096,
+        batch_size=None,
         callbacks=None,
         warm_start=False,
         verbose=0,
@@ -411,6 +421,10 @@ class Word2VecTransformer(BaseWordEmbedder):
             syn1 = self.syn1_.copy()
         return syn1neg, syn1
 
+    def _batched_torch_engine(self):
+        """Whether the torch engine is the batched device trainer (see ``batch_size``)."""
+        return self.device_ != "cpu" and not self.hs
+
     def _fit_word_vectors(self, documents, analyzer):
         from ..kernels._sampling import keep_probabilities
 
@@ -460,8 +474,14 @@ class Word2VecTransformer(BaseWordEmbedder):
             with limit_threads(self.n_jobs, modules=(self.engine_,)) as n_threads:
                 if self.engine_ == "numba":
                     engine = NumbaEngine(syn0, syn1neg, syn1, config, n_threads)
-                else:
+                elif not self._batched_torch_engine():
                     engine = TorchEngine(
+                        syn0, syn1neg, syn1, config, self.device_, self.batch_size or 4096, seed
+                    )
+                else:
+                    from ..nn.sgns import SgnsEngine
+
+                    engine = SgnsEngine(
                         syn0, syn1neg, syn1, config, self.device_, self.batch_size, seed
                     )
                 n_trained, seconds = train_epochs(

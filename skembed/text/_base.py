@@ -10,6 +10,7 @@ pooling, unknown-word handling, :meth:`BaseWordEmbedder.oov_rate` and
 
 from __future__ import annotations
 
+from itertools import chain
 from numbers import Real
 
 import numpy as np
@@ -46,6 +47,30 @@ TEXT_PARAMETER_CONSTRAINTS = {
 DEVICE_CONSTRAINT = "no_validation"
 
 
+def oov_fraction(token_lists, vocabulary):
+    """Fraction of the tokens not in ``vocabulary`` (0.0 without tokens); C-speed membership.
+
+    Parameters
+    ----------
+    token_lists : iterable of list of str
+    vocabulary : container of str
+
+    Returns
+    -------
+    rate : float
+        In ``[0, 1]``.
+
+    Examples
+    --------
+    >>> oov_fraction([["a", "b"], ["c", "d"]], {"a": 0})
+    0.75
+    """
+    tokens = list(chain.from_iterable(token_lists))
+    if not tokens:
+        return 0.0
+    return 1.0 - sum(map(vocabulary.__contains__, tokens)) / len(tokens)
+
+
 class TextEmbedderMixin:
     """Tags and helpers common to every text estimator (documents in, dense vectors out)."""
 
@@ -68,6 +93,43 @@ class TextEmbedderMixin:
 
     def _check_documents(self, X, allow_iterable=False):
         return check_documents(X, handle_missing=self.handle_missing, allow_iterable=allow_iterable)
+
+    def _fitted_vocabulary(self):
+        """The fitted mapping word -> index whose words count as known."""
+        return self.vocabulary_
+
+    def oov_rate(self, X):
+        """Fraction of the tokens of ``X`` that are not in the vocabulary.
+
+        ``oov_rate_`` is this on the training documents (recorded in ``fit``;
+        ``transform`` records nothing).
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str
+            Documents, tokenized as in ``fit``.
+
+        Returns
+        -------
+        rate : float
+            In ``[0, 1]``; 0.0 when ``X`` has no token.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If called before ``fit``.
+
+        Examples
+        --------
+        >>> from skembed import TfidfLSA
+        >>> lsa = TfidfLSA(n_components=1).fit(["the cat sat", "the dog sat"])
+        >>> lsa.oov_rate(["the cow sat", "a cat"])  # "cow" of 4 tokens ("a" is too short)
+        0.25
+        """
+        check_is_fitted(self)
+        analyzer = self._analyzer()
+        tokens = (analyzer(doc) for doc in self._check_documents(X))
+        return oov_fraction(tokens, self._fitted_vocabulary())
 
     def _apply_handle_unknown(self, out, empty):
         """Set rows of documents without known words per ``handle_unknown``."""
@@ -160,34 +222,8 @@ class BaseWordEmbedder(
             self._fit_pooling(documents, analyzer, counts)
         return self
 
-    def oov_rate(self, X):
-        """Fraction of the tokens of ``X`` that are not in the vocabulary.
-
-        Parameters
-        ----------
-        X : iterable of str or of list of str
-
-        Returns
-        -------
-        rate : float
-            In ``[0, 1]``; 0.0 when ``X`` has no token.
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            If called before ``fit``.
-
-        Examples
-        --------
-        >>> from skembed.text.ppmi import PPMIEmbedder
-        >>> est = PPMIEmbedder(n_components=2, min_count=1).fit(["a cat sat", "the cat ran"] * 3)
-        >>> est.oov_rate(["cat dog"])
-        0.5
-        """
-        check_is_fitted(self, "wv_")
-        documents = self._check_documents(X)
-        _, n_tokens, n_known = self._encode_counts(documents, self._analyzer())
-        return float(1.0 - n_known / n_tokens) if n_tokens else 0.0
+    def _fitted_vocabulary(self):
+        return self.wv_.key_to_index
 
     def _encode_counts(self, documents, analyzer):
         ids, offsets, n_tokens = encode(iter_tokens(documents, analyzer), self.wv_.key_to_index)

@@ -602,28 +602,6 @@ class Doc2VecTransformer(
         out = self._apply_handle_unknown(out, np.diff(offsets) == 0)
         return out.astype(self.dtype, copy=False)
 
-    def oov_rate(self, X):
-        """Fraction of the tokens of ``X`` that are not in the vocabulary.
-
-        Parameters
-        ----------
-        X : iterable of str or of list of str
-
-        Returns
-        -------
-        rate : float
-            In ``[0, 1]``; 0.0 when ``X`` has no token.
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            If called before ``fit``.
-        """
-        check_is_fitted(self, "vocabulary_")
-        documents = self._check_documents(X)
-        ids, _, n_tokens = encode(iter_tokens(documents, self._analyzer()), self.vocabulary_)
-        return float(1.0 - ids.size / n_tokens) if n_tokens else 0.0
-
     def fit_transform(self, X, y=None, tags=None):
         """Fit on ``X``, then infer the vectors of ``X`` (equal to ``fit(X).transform(X)``).
 

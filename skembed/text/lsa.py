@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from itertools import chain
 from numbers import Integral, Real
 
 import numpy as np
@@ -25,7 +24,7 @@ from ..base import (
     seed_from_random_state,
 )
 from ._analyzer import DEFAULT_TOKEN_PATTERN, vectorizer_kwargs
-from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
+from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin, oov_fraction
 from ._svd import torch_truncated_svd
 
 
@@ -266,7 +265,7 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
                 self.explained_variance_ratio_ = self.svd_.explained_variance_ratio_
         self.vocabulary_ = self.vectorizer_.vocabulary_
         self._n_features_out = self.n_components
-        self.oov_rate_ = _oov_fraction(token_lists, self.vocabulary_)
+        self.oov_rate_ = oov_fraction(token_lists, self.vocabulary_)
         empty = np.diff(tfidf.indptr) == 0
         return self._apply_handle_unknown(X_new, empty).astype(self.dtype, copy=False)
 
@@ -298,42 +297,6 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
                 X_new = np.asarray(tfidf @ self.components_.T)
         empty = np.diff(tfidf.indptr) == 0
         return self._apply_handle_unknown(X_new, empty).astype(self.dtype, copy=False)
-
-    def oov_rate(self, X):
-        """Fraction of the unigram tokens of ``X`` that are not in the vocabulary.
-
-        Parameters
-        ----------
-        X : iterable of str or of list of str
-
-        Returns
-        -------
-        rate : float
-            In ``[0, 1]``; 0.0 when ``X`` has no token.
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
-
-        Examples
-        --------
-        >>> from skembed import TfidfLSA
-        >>> lsa = TfidfLSA(n_components=1).fit(["the cat sat", "the dog sat"])
-        >>> lsa.oov_rate(["the cow sat", "a cat"])  # "cow" of 4 tokens ("a" is too short)
-        0.25
-        """
-        check_is_fitted(self, "components_")
-        analyzer = self._analyzer()
-        return _oov_fraction((analyzer(doc) for doc in self._check_documents(X)), self.vocabulary_)
-
-
-def _oov_fraction(token_lists, vocabulary):
-    """Fraction of the tokens not in ``vocabulary`` (0.0 without tokens); C-speed membership."""
-    tokens = list(chain.from_iterable(token_lists))
-    if not tokens:
-        return 0.0
-    return 1.0 - sum(map(vocabulary.__contains__, tokens)) / len(tokens)
 
 
 def _sparse_total_variance(X):

@@ -413,7 +413,9 @@ def check_documents(X, *, handle_missing="error", allow_iterable=False, name="X"
     allow_iterable : bool, default=False
         Accept any re-iterable corpus object (such as
         :class:`skembed.text.LineCorpus`) without materialising it; a one-shot
-        iterator or generator is still refused.
+        iterator or generator is still refused. A ``dask.bag`` or dask Series is
+        then wrapped in :class:`skembed.text.corpus.DaskCorpus` (one partition in
+        memory at a time).
     name : str, default="X"
         Name used in error messages.
 
@@ -427,8 +429,9 @@ def check_documents(X, *, handle_missing="error", allow_iterable=False, name="X"
     Raises
     ------
     TypeError
-        If ``X`` is a single string, a one-shot iterator, not iterable, or a
-        document is neither a string nor a sequence of strings (the message
+        If ``X`` is a single string, a one-shot iterator, not iterable, a dask
+        collection that cannot be streamed (any, without ``allow_iterable``; a
+        dask DataFrame always), or a document is neither a string nor a sequence of strings (the message
         names the row).
     ValueError
         If ``X`` is empty, or a document is missing and
@@ -438,6 +441,18 @@ def check_documents(X, *, handle_missing="error", allow_iterable=False, name="X"
         raise TypeError(
             f"Iterable over raw text documents expected, string object received for {name}. "
             "Wrap a single document in a list: [document]."
+        )
+    if hasattr(X, "__dask_graph__"):  # a dask collection: never materialise it silently
+        if allow_iterable and type(X).__name__ in ("Bag", "Series"):
+            from .text.corpus import DaskCorpus
+
+            return DaskCorpus(X)  # bag / Series: streamed one partition at a time
+        raise TypeError(
+            f"{name} is a dask {type(X).__name__}, which this estimator cannot stream. "
+            "Supported inputs: a list, numpy array or pandas Series of documents; "
+            "fit of Word2Vec, FastText, Doc2Vec and GloVe also takes a re-iterable corpus "
+            "(skembed.LineCorpus, or a dask.bag / dask Series of documents). To embed a dask "
+            "collection with a fitted estimator, use skembed.dask.transform(estimator, collection)."
         )
     if hasattr(X, "iloc") and hasattr(X, "columns"):  # DataFrame
         if X.shape[1] != 1:

@@ -33,6 +33,7 @@ __all__ = [
     "ModelSource",
     "clear_model_cache",
     "load_encoder",
+    "model_load_count",
     "resolve_model",
 ]
 
@@ -57,6 +58,9 @@ _TOKENIZER_FILES = (
 _DTYPES = ("float32", "float16", "bfloat16")
 
 _CACHE: dict = {}
+#: weight loads (cache misses of :func:`load_encoder`) in this process: one per model and
+#: process is the contract Dask workers rely on (read it with :func:`model_load_count`)
+_N_LOADS = 0
 _LOCK = threading.RLock()
 
 
@@ -426,9 +430,22 @@ def load_encoder(source, *, revision=None, torch_dtype="float32", device="cpu", 
     with _LOCK:
         hit = _CACHE.get(key)
         if hit is None:
+            global _N_LOADS
             hit = _load_uncached(source, rev, dtype_name, device, quantize)
             _CACHE[key] = hit
+            _N_LOADS += 1
         return hit
+
+
+def model_load_count():
+    """Number of times this process loaded weights (misses of the process-level weight cache).
+
+    Returns
+    -------
+    n_loads : int
+        Cumulative since the process started (:func:`clear_model_cache` does not reset it).
+    """
+    return _N_LOADS
 
 
 def clear_model_cache():

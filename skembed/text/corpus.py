@@ -11,7 +11,7 @@ import gzip
 import io
 import os
 
-__all__ = ["LineCorpus"]
+__all__ = ["DaskCorpus", "LineCorpus"]
 
 
 class LineCorpus:
@@ -74,3 +74,71 @@ class LineCorpus:
 
     def __repr__(self):
         return f"LineCorpus({self.path!r})"
+
+
+class DaskCorpus:
+    """A re-iterable corpus over the partitions of a ``dask.bag`` or dask Series of documents.
+
+    Each iteration computes the partitions one after another and yields their
+    documents, so at most one partition is in this process's memory at a
+    time: the memory of a ``fit`` stays flat in the corpus size, as with
+    :class:`LineCorpus`. ``fit`` of the estimators that stream a corpus
+    (Word2Vec, FastText, Doc2Vec, GloVe) wraps a dask collection in this class
+    itself. Documents are ``str`` (tokenized by the estimator's analyzer) or
+    lists of tokens. The partitions are computed on the current
+    ``distributed.Client`` if there is one, else in this process (the
+    synchronous scheduler), so the corpus may live on distributed storage
+    (``dask.bag.read_text("s3://.../*.txt")``) while training stays on one machine.
+
+    Parameters
+    ----------
+    collection : dask.bag.Bag or dask.dataframe.Series
+        One document per element / row.
+
+    Raises
+    ------
+    TypeError
+        If ``collection`` is not a dask bag or Series (a dask DataFrame:
+        select its text column).
+
+    Examples
+    --------
+    >>> import dask.bag as db
+    >>> corpus = DaskCorpus(db.from_sequence(["the cat sat", "the dog ran"], npartitions=2))
+    >>> list(corpus), corpus.npartitions
+    (['the cat sat', 'the dog ran'], 2)
+    """
+
+    def __init__(self, collection):
+        if not hasattr(collection, "__dask_graph__") or not hasattr(collection, "to_delayed"):
+            raise TypeError(
+                f"DaskCorpus takes a dask.bag or dask Series of documents, got "
+                f"{type(collection).__name__}."
+            )
+        if type(collection).__name__ == "DataFrame":
+            raise TypeError(
+                "DaskCorpus takes a dask.bag or a dask Series of documents, got a dask DataFrame: "
+                "select its text column (ddf['text'])."
+            )
+        self.collection = collection
+        self.npartitions = int(collection.npartitions)
+
+    @staticmethod
+    def _scheduler():
+        try:
+            from distributed import default_client
+
+            default_client()
+            return None  # the current client
+        except (ImportError, ValueError):
+            return "sync"
+
+    def __iter__(self):
+        scheduler = self._scheduler()
+        for part in self.collection.to_delayed():
+            docs = part.compute(scheduler=scheduler)
+            yield from (docs.tolist() if hasattr(docs, "tolist") else docs)
+            del docs
+
+    def __repr__(self):
+        return f"DaskCorpus({type(self.collection).__name__}, npartitions={self.npartitions})"

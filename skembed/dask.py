@@ -1,0 +1,245 @@
+"""Run skembed on a Dask cluster: searches, ``compare`` and partition-wise embedding.
+
+``pip install "skembed[dask]"`` brings the engine (``dask``, ``distributed``,
+``dask-ml``); the rest of skembed never imports dask. Three ways out of one
+machine, all on an existing ``distributed`` scheduler:
+
+* **Grid searches.** ``with joblib.parallel_backend("dask"):
+  GridSearchCV(pipeline, grid, n_jobs=-1).fit(X, y)`` sends candidates x folds
+  to the workers; :func:`skembed.model_selection.compare_embedders` takes
+  ``scheduler=ADDRESS`` (``skembed compare --scheduler ADDRESS``) and does the
+  same, each task limited to its worker's threads (:func:`worker_threads`).
+  Worker processes started by a nanny have ``OMP_NUM_THREADS=1``, which is
+  what ``n_jobs=None`` resolves to there, so estimators do not oversubscribe.
+* **Embedding a large corpus.** :func:`transform` embeds a dask Series or
+  ``dask.bag`` of documents partition by partition with a fitted estimator
+  sent once to every worker (scattered). dask-ml's ``ParallelPostFit`` works
+  too: ``ParallelPostFit(fitted).transform(ddf["text"])``; it pickles the
+  estimator into the graph, which is cheap for skembed estimators (BERT
+  pickles carry no weights unless ``store_weights=True``; each worker process
+  loads them once, see ``skembed.text._hf.model_load_count``).
+* **Training data from distributed storage.** ``fit`` of Word2Vec, FastText,
+  Doc2Vec and GloVe takes a ``dask.bag`` or dask Series and streams it one
+  partition at a time (:class:`skembed.text.corpus.DaskCorpus`). Training
+  stays on one machine (see ``docs/scaling.md``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .text.corpus import DaskCorpus
+
+__all__ = ["DaskCorpus", "connect", "transform", "worker_threads"]
+
+#: seconds :func:`connect` waits for a scheduler before giving up
+CONNECT_TIMEOUT = 5.0
+
+
+def _require_distributed():
+    try:
+        import distributed
+    except ImportError as exc:  # pragma: no cover - the dask extra is installed in CI
+        raise ImportError(
+            "Running on a Dask cluster needs dask and distributed: pip install 'skembed[dask]'."
+        ) from exc
+    return distributed
+
+
+def connect(scheduler, *, timeout=CONNECT_TIMEOUT):
+    """A ``distributed.Client`` for ``scheduler``, or a clear error within ``timeout``.
+
+    Parameters
+    ----------
+    scheduler : str or distributed.Client
+        A scheduler address (``"tcp://10.0.0.5:8786"``) or a client, returned as is.
+    timeout : float, default=5.0
+        Seconds to wait for the scheduler.
+
+    Returns
+    -------
+    client : distributed.Client
+        Connected; the caller closes it (unless it passed a client).
+
+    Raises
+    ------
+    ConnectionError
+        If no scheduler answers at ``scheduler`` within ``timeout`` seconds
+        (the message names the address and how to start one).
+    ImportError
+        If ``distributed`` is not installed.
+
+    Examples
+    --------
+    >>> from skembed.dask import connect
+    >>> connect("tcp://127.0.0.1:9", timeout=1)
+    Traceback (most recent call last):
+    ...
+    ConnectionError: No Dask scheduler answered at 'tcp://127.0.0.1:9' within 1 s: ...
+    """
+    distributed = _require_distributed()
+    if isinstance(scheduler, distributed.Client):
+        return scheduler
+    if not isinstance(scheduler, str) or not scheduler:
+        raise TypeError(
+            f"scheduler must be an address such as 'tcp://host:8786' or a distributed.Client, "
+            f"got {scheduler!r}."
+        )
+    try:
+        return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise ConnectionError(
+            f"No Dask scheduler answered at {scheduler!r} within {timeout:g} s: start one "
+            "(`dask scheduler` and `dask worker ADDRESS`, or distributed.LocalCluster()) "
+            f"or check the address ({type(exc).__name__})."
+        ) from None
+
+
+def worker_threads(default=None):
+    """Threads of the Dask worker running the calling task, else ``default``.
+
+    Parameters
+    ----------
+    default : int or None, default=None
+        Returned outside a Dask worker.
+
+    Returns
+    -------
+    n_threads : int or None
+
+    Examples
+    --------
+    >>> from skembed.dask import worker_threads
+    >>> worker_threads(default=3)  # not inside a Dask worker
+    3
+    """
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return default
+    state = getattr(worker, "state", worker)
+    return int(getattr(state, "nthreads", None) or getattr(worker, "nthreads", 1))
+
+
+def _collection_kind(collection):
+    """``"Series"``, ``"DataFrame"``, ``"Bag"``, ... for a dask collection, else ``None``."""
+    if not hasattr(collection, "__dask_graph__"):
+        return None
+    return type(collection).__name__
+
+
+def _output_dtype(estimator):
+    return np.dtype(getattr(estimator, "dtype", None) or np.float32)
+
+
+def _embed_partition(estimator, docs, dtype):
+    docs = docs.tolist() if hasattr(docs, "tolist") else list(docs)
+    n_threads = worker_threads()
+    from .base import limit_threads
+
+    with limit_threads(n_threads):
+        out = estimator.transform(docs) if docs else None
+    if out is None:
+        return np.zeros((0, len(estimator.get_feature_names_out())), dtype=dtype)
+    if hasattr(out, "toarray"):
+        out = out.toarray()
+    return np.asarray(out, dtype=dtype)
+
+
+def _embed_frame(docs, estimator, columns, dtype):
+    import pandas as pd
+
+    return pd.DataFrame(_embed_partition(estimator, docs, dtype), index=docs.index, columns=columns)
+
+
+def transform(estimator, collection, *, client=None, output=None):
+    """Embed a dask collection of documents partition by partition with a fitted estimator.
+
+    The estimator is scattered to every worker once (``client.scatter(...,
+    broadcast=True)``) and each task references it, so it is not pickled into
+    every task; each partition is transformed in the worker with the native
+    thread pools limited to the worker's threads. Nothing is computed until
+    you ask (``.compute()``, ``.to_parquet(...)``).
+
+    Parameters
+    ----------
+    estimator : fitted skembed (or scikit-learn) transformer
+        Its ``get_feature_names_out()`` gives the column names and count.
+    collection : dask.dataframe.Series or dask.bag.Bag
+        One document per row / element.
+    client : distributed.Client or None, default=None
+        Where to scatter the estimator; ``None``: the current client, or no
+        scatter when there is none (the estimator is then embedded in the graph).
+    output : {"frame", "array"} or None, default=None
+        ``"frame"``: a dask DataFrame (the Series' index, columns from
+        ``get_feature_names_out``); ``"array"``: a dask array of shape
+        ``(n_documents, n_features_out)``. ``None``: ``"frame"`` for a Series,
+        ``"array"`` for a bag (a bag has no index).
+
+    Returns
+    -------
+    embedding : dask.dataframe.DataFrame or dask.array.Array
+        dtype the estimator's ``dtype`` (float32 by default); a bag gives
+        chunks of unknown length (``compute_chunk_sizes()`` finds them).
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If ``estimator`` is not fitted.
+    TypeError
+        If ``collection`` is not a dask Series or bag, or ``output="frame"`` with a bag.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd, pandas as pd
+    >>> from skembed.text import TfidfLSA
+    >>> from skembed.dask import transform
+    >>> docs = pd.Series(["cheap loan bank", "bank money loan", "cat dog farm", "farm dog"] * 5)
+    >>> lsa = TfidfLSA(n_components=2, random_state=0).fit(docs)
+    >>> emb = transform(lsa, dd.from_pandas(docs, npartitions=2))
+    >>> emb.dtypes.unique().tolist(), emb.compute().shape
+    ([dtype('float32')], (20, 2))
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(estimator)
+    columns = [str(c) for c in estimator.get_feature_names_out()]
+    dtype = _output_dtype(estimator)
+    kind = _collection_kind(collection)
+    is_series = kind == "Series"
+    is_bag = kind == "Bag"
+    if not (is_series or is_bag):
+        raise TypeError(
+            f"transform takes a dask Series (ddf['text']) or a dask.bag of documents, got "
+            f"{type(collection).__name__}; for in-memory data call estimator.transform(X)."
+        )
+    output = output or ("frame" if is_series else "array")
+    if output not in ("frame", "array"):
+        raise ValueError(f"output must be 'frame' or 'array', got {output!r}.")
+    if is_bag and output == "frame":
+        raise TypeError("output='frame' needs a dask Series (a bag has no index): use 'array'.")
+    if client is None:
+        try:
+            from distributed import default_client
+
+            client = default_client()
+        except (ImportError, ValueError):
+            client = None
+    ref = client.scatter(estimator, broadcast=True, hash=False) if client is not None else estimator
+    if is_series:
+        import pandas as pd
+
+        meta = pd.DataFrame({c: np.zeros(0, dtype=dtype) for c in columns})
+        frame = collection.map_partitions(_embed_frame, ref, columns, dtype, meta=meta)
+        return frame if output == "frame" else frame.to_dask_array(lengths=True)
+    import dask
+    import dask.array as da
+
+    embed = dask.delayed(_embed_partition, pure=True)
+    parts = [
+        da.from_delayed(embed(ref, part, dtype), shape=(np.nan, len(columns)), dtype=dtype)
+        for part in collection.to_delayed()
+    ]
+    return da.concatenate(parts, axis=0)

@@ -18,6 +18,10 @@ Tabular mode (default data: Palmer penguins, predicting species)::
     skembed compare --dataset penguins
     skembed compare --csv table.csv --label-column target
 
+On a Dask cluster (candidates x folds as tasks; pip install "skembed[dask]")::
+
+    skembed compare --scheduler tcp://scheduler-host:8786
+
 Bad input (an empty CSV, one class, --cv 1, --cv above the smallest class's
 rows, an unknown column or embedder) ends with one line saying what is wrong
 and how to fix it, and exit status 2.
@@ -241,6 +245,12 @@ def build_parser():
         help="write the best pipeline, refitted on all rows, to PATH (skops, else joblib)",
     )
     cmp.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler (tcp://host:8786) to run candidates x folds on "
+        "(pip install 'skembed[dask]'); default: here",
+    )
+    cmp.add_argument(
         "--verbose",
         type=int,
         default=1,
@@ -273,6 +283,13 @@ def run_compare(args):
         raise UsageError(
             f"--scoring {args.scoring!r} is not a scikit-learn scorer; e.g. accuracy, f1_macro, balanced_accuracy."
         ) from None
+    if args.scheduler:  # an unreachable scheduler fails now, within seconds, before any work
+        try:
+            from .dask import connect
+
+            connect(args.scheduler).close()
+        except (ConnectionError, ImportError, TypeError) as exc:
+            raise UsageError(f"--scheduler: {exc}") from None
     X, y, kind, data_name, dropped = load_data(args)
     names = [e.strip() for e in args.embedders.split(",") if e.strip()] if args.embedders else None
     try:
@@ -299,6 +316,7 @@ def run_compare(args):
         n_components=args.n_components,
         verbose=args.verbose,
         return_best=bool(args.save_best),
+        scheduler=args.scheduler,
     )
     results, best = out if args.save_best else (out, None)
     print()

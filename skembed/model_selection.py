@@ -27,13 +27,14 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import numbers
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .base import limit_threads
+from .base import limit_threads, resolve_n_jobs
 
 __all__ = [
     "EMBEDDERS",
@@ -493,6 +494,86 @@ def _cache_free_rate(embedder, X_train, X_test):
     return _n_rows(sample) / max(time.perf_counter() - t0, 1e-9)
 
 
+def _fold_task(est, X, y, train, test, scorer, kind, n_jobs):
+    """Fit ``est`` on one training fold and score every downstream ``C`` on its test fold.
+
+    Runs in this process or in a Dask worker (then limited to the worker's threads).
+    """
+    from sklearn.base import clone
+
+    n_threads = n_jobs
+    if "distributed" in sys.modules:  # inside a Dask worker: at most its threads
+        from .dask import worker_threads
+
+        n_threads = worker_threads(default=n_jobs)
+        if n_jobs is not None and n_threads is not None:
+            n_threads = min(resolve_n_jobs(n_jobs), n_threads)
+    with limit_threads(n_threads), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # unseen categories/words in CV folds
+        X_tr, X_te, y_tr, y_te = _take(X, train), _take(X, test), y[train], y[test]
+        fold_est = clone(est)
+        t0 = time.perf_counter()
+        Xt_tr = fold_est.fit_transform(X_tr, y_tr)
+        embed_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        Xt_te = fold_est.transform(X_te)
+        transform_s = time.perf_counter() - t0
+        per_c = {}
+        for C in DOWNSTREAM_CS:
+            down, seconds = _fit_downstream(Xt_tr, y_tr, C)
+            t0 = time.perf_counter()
+            test_score = float(scorer(down, Xt_te, y_te))
+            per_c[C] = {
+                "test": test_score,
+                "score": transform_s + time.perf_counter() - t0,
+                "fit": embed_s + seconds,
+            }
+        recon = _reconstruction_error(fold_est, X_te) if kind == "tabular" else None
+    return {
+        "embed_s": embed_s,
+        "transform_s": transform_s,
+        "per_c": per_c,
+        "recon": recon,
+        "n_features_out": Xt_tr.shape[1],
+    }
+
+
+def _run_fold_tasks(tasks, X, y, folds, scorer, kind, n_jobs, scheduler):
+    """Results of :func:`_fold_task` for each ``(name, estimator, params, fold)`` task, in order.
+
+    ``scheduler=None`` runs them here one after another; otherwise they go to
+    the Dask cluster through joblib's dask backend (``X`` and ``y`` scattered
+    to every worker once). A failing task raises an error naming its candidate.
+    """
+    if scheduler is None:
+        with limit_threads(n_jobs):
+            return [
+                _fold_task(est, X, y, *folds[k], scorer, kind, n_jobs) for _, est, _, k in tasks
+            ]
+    import joblib
+
+    from .dask import connect
+
+    client = connect(scheduler)
+    try:
+        with client.as_current(), joblib.parallel_backend("dask", scatter=[X, y]):
+            calls = (
+                joblib.delayed(_fold_task)(est, X, y, *folds[k], scorer, kind, n_jobs)
+                for _, est, _, k in tasks
+            )
+            try:
+                return joblib.Parallel(n_jobs=-1)(calls)
+            except Exception as exc:
+                raise RuntimeError(
+                    f"A cross-validation task failed on the Dask cluster at {client.scheduler.address}"
+                    f" ({type(exc).__name__}: {exc}); candidates: "
+                    + ", ".join(sorted({f"{n} {p}" for n, _, p, _ in tasks}))
+                ) from exc
+    finally:
+        if client is not scheduler:
+            client.close()
+
+
 def compare_embedders(
     X,
     y,
@@ -505,6 +586,7 @@ def compare_embedders(
     n_components=2,
     verbose=0,
     return_best=False,
+    scheduler=None,
 ):
     """Cross-validate embedders under one fair downstream classifier.
 
@@ -548,6 +630,13 @@ def compare_embedders(
     return_best : bool, default=False
         Also refit each embedder's best candidate (with the downstream
         classifier) on all rows and return the fitted pipelines.
+    scheduler : str, distributed.Client or None, default=None
+        ``None``: run here. An address (``"tcp://host:8786"``) or a client: send
+        the candidates x folds to that Dask cluster (joblib's dask backend; the
+        data is scattered to every worker once), each task limited to its
+        worker's threads (and to ``n_jobs``, if given); the refit of
+        ``return_best`` runs here. Scores are those of a local run with the
+        same ``random_state`` and ``n_jobs`` (``pip install "skembed[dask]"``).
 
     Returns
     -------
@@ -578,6 +667,12 @@ def compare_embedders(
     ValueError
         If ``X`` and ``y`` differ in length, there are no rows, one class,
         ``cv < 2``, a class with fewer rows than ``cv``, or an unknown embedder.
+    ConnectionError
+        If no Dask scheduler answers at ``scheduler`` within 5 s.
+    RuntimeError
+        If a task fails on the cluster (a worker died more often than Dask's
+        retries allow, or an estimator raised): the message lists the candidates
+        and the cause.
 
     See Also
     --------
@@ -632,37 +727,37 @@ def compare_embedders(
     folds = list(splitter.split(np.zeros((len(y), 1)), y))
     scorer = get_scorer(scoring) if isinstance(scoring, str) else scoring
     records, best_params = [], {}
+    # every candidate x fold is one task: run here one after another, or on the Dask cluster
+    tasks = [
+        (name, clone(embedder).set_params(**params), params, k)
+        for name, (embedder, grid, _) in chosen.items()
+        for params in ParameterGrid(grid)
+        for k in range(len(folds))
+    ]
+    started = time.perf_counter()
+    outcomes = _run_fold_tasks(tasks, X, y, folds, scorer, kind, n_jobs, scheduler)
     with limit_threads(n_jobs), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # unseen categories/words in CV folds
-        for name, (embedder, grid, description) in chosen.items():
-            start = time.perf_counter()
+        by_candidate = {}
+        for (name, est, params, _), out in zip(tasks, outcomes, strict=True):
+            by_candidate.setdefault((name, id(params)), (name, est, params, []))[3].append(out)
+        for name, (_, _, description) in chosen.items():
             first = len(records)
-            for params in ParameterGrid(grid):
-                est = clone(embedder).set_params(**params)
-                per_c = {C: {"fit": [], "score": [], "test": []} for C in DOWNSTREAM_CS}
-                embed_s, transform_s, recon = [], [], []
-                for train, test in folds:
-                    X_tr, X_te, y_tr, y_te = _take(X, train), _take(X, test), y[train], y[test]
-                    fold_est = clone(est)
-                    t0 = time.perf_counter()
-                    Xt_tr = fold_est.fit_transform(X_tr, y_tr)
-                    embed_s.append(time.perf_counter() - t0)
-                    t0 = time.perf_counter()
-                    Xt_te = fold_est.transform(X_te)
-                    transform_s.append(time.perf_counter() - t0)
-                    for C, acc in per_c.items():
-                        down, seconds = _fit_downstream(Xt_tr, y_tr, C)
-                        t0 = time.perf_counter()
-                        acc["test"].append(float(scorer(down, Xt_te, y_te)))
-                        acc["score"].append(transform_s[-1] + time.perf_counter() - t0)
-                        acc["fit"].append(embed_s[-1] + seconds)
-                    if kind == "tabular":
-                        recon.append(_reconstruction_error(fold_est, X_te))
+            for cand_name, est, params, fold_outs in by_candidate.values():
+                if cand_name != name:
+                    continue
+                embed_s = [o["embed_s"] for o in fold_outs]
+                transform_s = [o["transform_s"] for o in fold_outs]
+                recon = [o["recon"] for o in fold_outs if o["recon"] is not None]
                 if est.get_params().get("cache") is not None:
                     rate = _cache_free_rate(est, _take(X, folds[0][0]), _take(X, folds[0][1]))
                 else:
                     rate = sum(len(test) for _, test in folds) / max(sum(transform_s), 1e-9)
-                for C, acc in per_c.items():
+                for C in DOWNSTREAM_CS:
+                    acc = {
+                        key: [o["per_c"][C][key] for o in fold_outs]
+                        for key in ("test", "fit", "score")
+                    }
                     rec = {
                         "embedder": name,
                         "description": description,
@@ -677,7 +772,7 @@ def compare_embedders(
                         mean_embed_fit_time=float(np.mean(embed_s)),
                         mean_score_time=float(np.mean(acc["score"])),
                         transform_rows_per_s=float(rate),
-                        n_features_out=int(Xt_tr.shape[1]),
+                        n_features_out=int(fold_outs[-1]["n_features_out"]),
                         mean_reconstruction_error=float(np.mean(recon)) if recon else float("nan"),
                     )
                     records.append(rec)
@@ -691,12 +786,21 @@ def compare_embedders(
             top = max(range(len(own)), key=lambda i: own[i]["mean_test_score"])  # first of ties
             best_params[name] = own[top]["params"]
             if verbose >= 1:
+                seconds = sum(
+                    o["embed_s"] + o["transform_s"]
+                    for (n, *_), o in zip(tasks, outcomes, strict=True)
+                    if n == name
+                )
                 print(
                     f"  {name:<12} {scoring if isinstance(scoring, str) else 'score'} "
                     f"{own[top]['mean_test_score']:.4f} ± {own[top]['std_test_score']:.4f}"
-                    f"  ({time.perf_counter() - start:.1f} s)",
+                    f"  ({seconds:.1f} s embedding)",
                     flush=True,
                 )
+        if verbose >= 1 and scheduler is not None:
+            print(
+                f"  ({len(tasks)} tasks on the cluster: {time.perf_counter() - started:.1f} s wall)"
+            )
         results = pd.DataFrame.from_records(records)
         results["rank_test_score"] = (
             results["mean_test_score"].rank(method="min", ascending=False).astype(int)

@@ -1,0 +1,193 @@
+"""skembed on a real Dask cluster: a LocalCluster of 2 worker processes, 1 thread each."""
+
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+pytest.importorskip("dask.dataframe")
+
+import dask.bag as db  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+import pandas as pd  # noqa: E402
+from distributed import Client, LocalCluster  # noqa: E402
+
+from skembed.dask import connect, transform  # noqa: E402
+from skembed.text import TfidfLSA, Word2VecTransformer  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    client = Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def bbc300():
+    from skembed.datasets import load_bbc_news
+
+    X, y = load_bbc_news()
+    idx = np.random.RandomState(0).choice(len(y), 300, replace=False)
+    return [X[i] for i in idx], np.asarray(y)[idx]
+
+
+def _w2v(**kw):
+    return Word2VecTransformer(min_count=2, epochs=3, n_jobs=1, random_state=0, **kw)
+
+
+@pytest.mark.slow
+def test_grid_search_on_the_cluster_equals_local(client, bbc300):
+    import joblib
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = bbc300
+    pipe = make_pipeline(_w2v(), StandardScaler(), LogisticRegression(max_iter=1000))
+    grid = {"word2vectransformer__vector_size": [16, 32], "logisticregression__C": [0.1, 10.0]}
+    local = GridSearchCV(pipe, grid, cv=3).fit(X, y)
+    with joblib.parallel_backend("dask"):
+        remote = GridSearchCV(pipe, grid, cv=3, n_jobs=-1).fit(X, y)
+    assert remote.best_params_ == local.best_params_
+    np.testing.assert_array_equal(
+        remote.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"]
+    )
+    assert local.best_score_ > 0.4  # 5 classes: well above chance (0.2) after 3 epochs
+
+
+@pytest.mark.slow
+def test_compare_embedders_on_the_cluster_equals_local(client, bbc300):
+    from skembed.model_selection import compare_embedders
+
+    X, y = bbc300
+    embedders = {
+        "w2v": (_w2v(), {"vector_size": [16, 32]}),
+        "lsa": TfidfLSA(n_components=20, random_state=0),
+    }
+    local = compare_embedders(X, y, embedders, cv=2)
+    remote = compare_embedders(X, y, embedders, cv=2, scheduler=client.scheduler.address)
+    assert remote["params"].tolist() == local["params"].tolist()
+    np.testing.assert_array_equal(remote["mean_test_score"], local["mean_test_score"])
+    np.testing.assert_array_equal(remote["n_features_out"], local["n_features_out"])
+
+
+def test_cli_compare_on_the_cluster(client, tmp_path, capsys):
+    from skembed.cli import main
+
+    main(
+        ["compare", "--embedders", "lsa", "--limit", "120", "--cv", "2", "--verbose", "0"]
+        + ["--scheduler", client.scheduler.address, "--output-dir", str(tmp_path)]
+    )
+    board = pd.read_csv(tmp_path / "leaderboard.csv")
+    assert board["embedder"].tolist() == ["lsa"]
+    assert board["mean_test_score"].iloc[0] > 0.5
+
+
+def test_unreachable_scheduler_fails_fast(capsys):
+    from skembed.cli import main
+    from skembed.model_selection import compare_embedders
+
+    t0 = time.perf_counter()
+    with pytest.raises(ConnectionError, match="No Dask scheduler answered at 'tcp://127.0.0.1:9'"):
+        compare_embedders(
+            ["a b", "c d"] * 4,
+            [0, 1] * 4,
+            {"lsa": TfidfLSA(n_components=1)},
+            cv=2,
+            scheduler="tcp://127.0.0.1:9",
+        )
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", "--embedders", "lsa", "--scheduler", "tcp://127.0.0.1:9"])
+    assert exit_info.value.code == 2
+    assert "--scheduler: No Dask scheduler answered" in capsys.readouterr().err
+    assert time.perf_counter() - t0 < 20  # two 5 s timeouts, no hang
+
+
+def test_partition_wise_transform_equals_in_memory(client, bbc300):
+    X, _ = bbc300
+    series = pd.Series(X[:120], name="text")
+    lsa = TfidfLSA(n_components=8, random_state=0).fit(series)
+    expected = lsa.transform(series)
+    frame = transform(lsa, dd.from_pandas(series, npartitions=4))
+    assert list(frame.columns) == list(lsa.get_feature_names_out())
+    assert (frame.dtypes == np.float32).all() and frame._meta.shape == (0, 8)
+    got = frame.compute()
+    assert np.abs(got.to_numpy() - expected).max() <= 1e-6
+    assert got.index.equals(series.index)
+    arr = transform(lsa, db.from_sequence(X[:120], npartitions=3)).compute()
+    assert arr.dtype == np.float32 and np.abs(arr - expected).max() <= 1e-6
+    # dask-ml's ParallelPostFit: the one-line way on a 1-column dask DataFrame
+    from dask_ml.wrappers import ParallelPostFit
+
+    post = ParallelPostFit(lsa, transform_meta=np.empty((0, 8), np.float32))
+    ddf = dd.from_pandas(series.to_frame(), npartitions=4)
+    assert np.abs(post.transform(ddf[["text"]]).compute() - expected).max() <= 1e-6
+
+
+def test_word2vec_fits_a_dask_bag_like_a_list(bbc300):
+    X, _ = bbc300
+    from_list = _w2v(vector_size=16).fit(X[:100])
+    from_bag = _w2v(vector_size=16).fit(db.from_sequence(X[:100], npartitions=5))
+    from_series = _w2v(vector_size=16).fit(dd.from_pandas(pd.Series(X[:100]), npartitions=3))
+    np.testing.assert_array_equal(from_bag.transform(X[:20]), from_list.transform(X[:20]))
+    np.testing.assert_array_equal(from_series.transform(X[:20]), from_list.transform(X[:20]))
+
+
+def test_dask_collection_refused_by_non_streaming_estimators():
+    series = dd.from_pandas(pd.Series(["a b", "c d"] * 4), npartitions=2)
+    with pytest.raises(TypeError, match="cannot stream.*skembed.dask.transform"):
+        TfidfLSA(n_components=1).fit(series)
+    with pytest.raises(TypeError, match="dask DataFrame"):
+        _w2v().fit(series.to_frame())
+
+
+def test_connect_rejects_bad_address():
+    with pytest.raises(TypeError, match="scheduler must be an address"):
+        connect(8786)
+
+
+def _worker_bert_state(directory, docs):
+    """In a worker: embed ``docs`` with the directory cache; the loads and cache counts."""
+    from skembed.text import BertPooledEmbedder
+    from skembed.text._embedding_cache import get_cache
+    from skembed.text._hf import model_load_count
+
+    store = get_cache(directory)
+    hits, misses = store.hits, store.misses
+    est = BertPooledEmbedder(max_length=32, cache=directory, device="cpu").fit(docs[:2])
+    out = est.transform(docs)
+    return model_load_count(), store.hits - hits, store.misses - misses, out
+
+
+@pytest.mark.slow
+def test_bert_partition_transform_loads_once_per_worker_and_shares_the_cache(
+    client, bbc300, tmp_path
+):
+    pytest.importorskip("transformers")
+    from skembed.text import BertPooledEmbedder
+
+    docs = bbc300[0][:40]
+    series = pd.Series(docs, name="text")
+    directory = str(tmp_path / "cache")
+    bert = BertPooledEmbedder(max_length=32, cache=directory, device="cpu").fit(docs[:2])
+    reference = BertPooledEmbedder(max_length=32, device="cpu").fit(docs[:2]).transform(docs)
+    got = transform(bert, dd.from_pandas(series, npartitions=4)).compute()
+    assert np.abs(got.to_numpy() - reference).max() <= 1e-6
+    # every worker now embeds all 40 documents: all rows come from the shared directory
+    # (each written by whichever worker embedded that partition), and no worker loaded
+    # the weights more than once although each ran several tasks
+    states = client.run(_worker_bert_state, directory, docs)
+    assert len(states) == 2
+    for loads, hits, misses, out in states.values():
+        assert loads == 1
+        assert (hits, misses) == (40, 0)
+        assert np.abs(out - reference).max() <= 1e-6

@@ -50,16 +50,17 @@ from .word2vec import (
     _MAXE,
     _S16,
     _TABLE_SCALE,
-    _add_deltas,
     _buffer_sizes,
     _buffers_full,
     _in_row,
     _lcg,
+    _merge_deltas,
     _output_layer,
-    _part_bounds,
-    _seed_state,
-    _to_deltas,
+    _part_deltas,
+    _part_starts,
+    _part_workspace,
     _uniform,
+    _workspaces,
 )
 
 __all__ = [
@@ -121,7 +122,6 @@ def train_part(
     alpha_start,
     alpha_end,
     state,
-    buffered,
     ws,
     need,
 ):
@@ -131,8 +131,9 @@ def train_part(
     :func:`skembed.kernels.word2vec.train_part`, plus ``doc_rows`` (the row
     of ``syn0`` holding the document vector of each piece) and ``dm``,
     ``dbow_words``. Rows are read and written through the word2vec kernel's
-    ``_in_row``/``_output_layer``, so the deterministic buffered mode works
-    unchanged. Returns ``(loss, n_examples, nan, p_next, state)``.
+    ``_in_row``/``_output_layer``, so the deterministic buffered mode
+    (``ws`` a tuple; ``None``: lock-free) works unchanged. Returns
+    ``(loss, n_examples, nan, p_next, state)``.
     """
     dim = syn0.shape[1]
     window = c.window
@@ -147,8 +148,9 @@ def train_part(
     for p in range(p_start, p_end):
         while offsets[d + 1] <= p:
             d += 1
-        if buffered and _buffers_full(ws, need):
-            return loss_sum, n_examples, False, p, state
+        if ws is not None:
+            if _buffers_full(ws, need):
+                return loss_sum, n_examples, False, p, state
         s = offsets[d]
         e = offsets[d + 1]
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
@@ -161,42 +163,38 @@ def train_part(
             hi = min(e, p + window + 1 - b)
         if dm:
             # PV-DM: mean of the document vector and the context word vectors
-            doc = _in_row(syn0, doc_rows[d], buffered, ws)
+            doc = _in_row(syn0, doc_rows[d], ws)
             cw = 1
             for k in range(dim):
                 neu1[k] = doc[k]
                 neu1e[k] = zero
             for q in range(lo, hi):
                 if q != p:
-                    row = _in_row(syn0, ids[q], buffered, ws)
+                    row = _in_row(syn0, ids[q], ws)
                     for k in range(dim):
                         neu1[k] += row[k]
                     cw += 1
             inv = np.float32(1.0) / np.float32(cw)
             for k in range(dim):
                 neu1[k] *= inv
-            ls, state, bad = _output_layer(
-                neu1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, ws
-            )
+            ls, state, bad = _output_layer(neu1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, ws)
             if bad:
                 return loss_sum, n_examples, True, p, state
             loss_sum += ls
             n_examples += 1.0
-            _add(_in_row(syn0, doc_rows[d], buffered, ws), neu1e, dim)
+            _add(_in_row(syn0, doc_rows[d], ws), neu1e, dim)
             for q in range(lo, hi):
                 if q != p:
-                    _add(_in_row(syn0, ids[q], buffered, ws), neu1e, dim)
+                    _add(_in_row(syn0, ids[q], ws), neu1e, dim)
             continue
         # PV-DBOW: skip-gram word pairs (dbow_words), then the document vector predicts w
         for q in range(lo, hi + 1):  # q == hi: the document row
             if q == p and q < hi:
                 continue
-            row = _in_row(syn0, ids[q] if q < hi else doc_rows[d], buffered, ws)
+            row = _in_row(syn0, ids[q] if q < hi else doc_rows[d], ws)
             for k in range(dim):
                 neu1e[k] = zero
-            ls, state, bad = _output_layer(
-                row, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, ws
-            )
+            ls, state, bad = _output_layer(row, w, neu1e, c, syn1neg, syn1, state, alpha, dim, ws)
             if bad:
                 return loss_sum, n_examples, True, p, state
             loss_sum += ls
@@ -223,60 +221,6 @@ def _needs(c, dm, dbow_words):
     return need
 
 
-@njit(cache=True, nogil=True)
-def _workspaces(n_parts, n_rows, caps, dim):
-    """Row buffers of every part for the word2vec kernel's buffered mode (see ``_row``)."""
-    return (
-        np.full((n_parts, n_rows[0]), -1, dtype=np.int32),
-        np.zeros((n_parts, caps[0]), dtype=np.int64),
-        np.zeros((n_parts, caps[0], dim), dtype=np.float32),
-        np.full((n_parts, n_rows[1]), -1, dtype=np.int32),
-        np.zeros((n_parts, caps[1]), dtype=np.int64),
-        np.zeros((n_parts, caps[1], dim), dtype=np.float32),
-        np.full((n_parts, n_rows[2]), -1, dtype=np.int32),
-        np.zeros((n_parts, caps[2]), dtype=np.int64),
-        np.zeros((n_parts, caps[2], dim), dtype=np.float32),
-        np.zeros((n_parts, 3), dtype=np.int64),
-    )
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _workspace(w, t):
-    """Part ``t``'s buffers, laid out as the word2vec kernel's ``ws`` tuple."""
-    return (
-        w[0][t],
-        w[1][t],
-        w[2][t],
-        w[3][t],
-        w[4][t],
-        w[5][t],
-        w[6][t],
-        w[7][t],
-        w[8][t],
-        w[9][t],
-    )
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _part_deltas(syn0, syn1neg, syn1, ws):
-    """End of a phase for one part: its row copies become deltas (shared rows unchanged)."""
-    _to_deltas(syn0, ws[0], ws[1], ws[2], ws[9][0])
-    _to_deltas(syn1neg, ws[3], ws[4], ws[5], ws[9][1])
-    _to_deltas(syn1, ws[6], ws[7], ws[8], ws[9][2])
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def _merge_deltas(syn0, syn1neg, syn1, w, n_parts):
-    """Add every part's deltas in part order (rows split by ``row % n_parts``), reset buffers."""
-    for q in prange(n_parts):
-        for t in range(n_parts):
-            _add_deltas(syn0, w[1][t], w[2][t], w[9][t, 0], q, n_parts)
-            _add_deltas(syn1neg, w[4][t], w[5][t], w[9][t, 1], q, n_parts)
-            _add_deltas(syn1, w[7][t], w[8][t], w[9][t, 2], q, n_parts)
-    w[9][:, :] = 0
-
-
-@njit(cache=True, nogil=True, parallel=True)
 def train_chunk(
     syn0, syn1neg, syn1, ids, offsets, doc_rows, config, dm, dbow_words, alpha_start, alpha_end,
     seed, n_parts,
@@ -311,18 +255,25 @@ def train_chunk(
         Summed loss, number of examples and a NaN flag per slice.
     """
     c = config
+    phase = int(c.sync_tokens) if (c.sync_tokens > 0 and n_parts > 1) else None
+    return _train_chunk(
+        syn0, syn1neg, syn1, ids, offsets, doc_rows, c, dm, dbow_words, phase, alpha_start,
+        alpha_end, seed, n_parts,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _train_chunk(
+    syn0, syn1neg, syn1, ids, offsets, doc_rows, c, dm, dbow_words, phase, alpha_start, alpha_end,
+    seed, n_parts,
+):  # fmt: skip
+    """The compiled :func:`train_chunk`; ``phase`` (int, or ``None``: lock-free) as in
+    :func:`skembed.kernels.word2vec.train_chunk`, so that the lock-free variant has no buffer
+    code."""
     dim = syn0.shape[1]
     stats = np.zeros((n_parts, 3), dtype=np.float64)
-    bounds = _part_bounds(offsets, n_parts)
-    starts = np.empty(n_parts, dtype=np.int64)
-    ends = np.empty(n_parts, dtype=np.int64)
-    states = np.empty(n_parts, dtype=np.uint64)
-    for t in range(n_parts):
-        starts[t] = offsets[bounds[t]]
-        ends[t] = offsets[bounds[t + 1]]
-        states[t] = _seed_state(seed, t)
+    starts, ends, states = _part_starts(offsets, seed, n_parts)
     pos = starts.copy()
-    buffered = c.sync_tokens > 0 and n_parts > 1
     n_rows = np.array([syn0.shape[0], syn1neg.shape[0], syn1.shape[0]], dtype=np.int64)
     caps, _ = _buffer_sizes(c, n_rows, dim, False)
     need = _needs(c, dm, dbow_words)
@@ -330,19 +281,21 @@ def train_chunk(
         caps[m] = min(n_rows[m], max(caps[m], 2 * need[m]))
         if caps[m] >= n_rows[m]:
             need[m] = 0
-    if not buffered:
+    if phase is None:
+        step = np.int64(1) << 62
         caps[:] = 0
         n_rows[:] = 0
+    else:
+        step = np.int64(phase)
     ws_all = _workspaces(n_parts, n_rows, caps, dim)
-    phase = c.sync_tokens if buffered else np.int64(1) << 62
     while (pos < ends).any():
         for t in prange(n_parts):
             if pos[t] < ends[t]:
-                ws = _workspace(ws_all, t)
+                ws = _part_workspace(phase, ws_all, t)
                 loss, nex, bad, p, st = train_part(
                     syn0, syn1neg, syn1, ids, offsets, doc_rows, c, dm, dbow_words, pos[t],
-                    min(ends[t], pos[t] + phase), starts[t], ends[t] - starts[t], alpha_start,
-                    alpha_end, states[t], buffered, ws, need,
+                    min(ends[t], pos[t] + step), starts[t], ends[t] - starts[t], alpha_start,
+                    alpha_end, states[t], ws, need,
                 )  # fmt: skip
                 stats[t, 0] += loss
                 stats[t, 1] += nex
@@ -350,9 +303,9 @@ def train_chunk(
                 pos[t] = ends[t] if bad else p
                 if bad:
                     stats[t, 2] = 1.0
-                if buffered:
+                if phase is not None:
                     _part_deltas(syn0, syn1neg, syn1, ws)
-        if buffered:
+        if phase is not None:
             _merge_deltas(syn0, syn1neg, syn1, ws_all, n_parts)
     return stats
 

@@ -72,7 +72,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
 from ._sampling import EXP_TABLE_SIZE, MAX_EXP
 
@@ -254,16 +255,14 @@ def _score_update(l1, out, neu1e, label, alpha, sigmoid, log_sigmoid, dim):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _row(mat, r, buffered, slot, rows, buf, count, m):
-    """Row ``r`` of ``mat`` as one part sees it: the shared row, or its private copy.
+def _row(mat, r, slot, rows, buf, count, m):
+    """Row ``r`` of ``mat`` as one part sees it in buffered mode: its private copy.
 
-    In buffered (deterministic) mode the first access of a phase copies the
-    shared row into the part's buffer (``slot`` maps rows to buffer slots,
-    ``rows`` slots to rows, ``count[m]`` is the number of slots in use); the
-    part then reads and writes only its copy.
+    The first access of a phase copies the shared row into the part's buffer
+    (``slot`` maps rows to buffer slots, ``rows`` slots to rows, ``count[m]``
+    is the number of slots in use); the part then reads and writes only its
+    copy.
     """
-    if not buffered:
-        return mat[r]
     s = slot[r]
     if s < 0:
         s = count[m]
@@ -278,18 +277,29 @@ def _row(mat, r, buffered, slot, rows, buf, count, m):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _in_row(syn0, r, buffered, ws):
-    return _row(syn0, r, buffered, ws[0], ws[1], ws[2], ws[9], 0)
+def _in_row(syn0, r, ws):
+    """Input row ``r``: the shared row (``ws is None``, lock-free) or the part's copy.
+
+    ``ws is None`` is decided when numba compiles the caller (its type is
+    ``none``), so the lock-free variant has no branch and no buffer code.
+    """
+    if ws is None:
+        return syn0[r]
+    return _row(syn0, r, ws[0], ws[1], ws[2], ws[9], 0)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _neg_row(syn1neg, r, buffered, ws):
-    return _row(syn1neg, r, buffered, ws[3], ws[4], ws[5], ws[9], 1)
+def _neg_row(syn1neg, r, ws):
+    if ws is None:
+        return syn1neg[r]
+    return _row(syn1neg, r, ws[3], ws[4], ws[5], ws[9], 1)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _node_row(syn1, r, buffered, ws):
-    return _row(syn1, r, buffered, ws[6], ws[7], ws[8], ws[9], 2)
+def _node_row(syn1, r, ws):
+    if ws is None:
+        return syn1[r]
+    return _row(syn1, r, ws[6], ws[7], ws[8], ws[9], 2)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -304,7 +314,7 @@ def _buffers_full(ws, need):
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
-def _output_layer(l1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, ws):
+def _output_layer(l1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, ws):
     """Train the output layer for input vector ``l1`` and target word ``w``.
 
     Hierarchical softmax over ``w``'s Huffman code (when ``c.hs``), then ``w``
@@ -321,7 +331,7 @@ def _output_layer(l1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, w
     if c.hs:
         for j in range(c.code_lengths[w]):
             lab = one - np.float32(c.codes[w, j])
-            out = _node_row(syn1, c.points[w, j], buffered, ws)
+            out = _node_row(syn1, c.points[w, j], ws)
             ls, bad = _score_update(l1, out, neu1e, lab, alpha, c.sigmoid, c.log_sigmoid, dim)
             if bad:
                 return loss, state, True
@@ -341,7 +351,7 @@ def _output_layer(l1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, w
                 continue
             target = t
             lab = zero
-        out = _neg_row(syn1neg, target, buffered, ws)
+        out = _neg_row(syn1neg, target, ws)
         ls, bad = _score_update(l1, out, neu1e, lab, alpha, c.sigmoid, c.log_sigmoid, dim)
         if bad:
             return loss, state, True
@@ -350,16 +360,20 @@ def _output_layer(l1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, w
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
-def _gather_input(syn0, u, c, use_sub, l1buf, buffered, ws, dim):
-    """Input vector of word ``u``: its row, or the mean of its subword rows (into ``l1buf``)."""
-    if not use_sub:
-        return _in_row(syn0, u, buffered, ws)
-    r0 = c.sub_indptr[u]
-    r1 = c.sub_indptr[u + 1]
+def _gather_input(syn0, u, sub, l1buf, ws, dim):
+    """Input vector of word ``u``: its row, or the mean of its subword rows (into ``l1buf``).
+
+    ``sub``: ``None`` (one row per word) or the CSR ``(indptr, indices)`` of
+    the input rows of each word, decided at compile time.
+    """
+    if sub is None:
+        return _in_row(syn0, u, ws)
+    r0 = sub[0][u]
+    r1 = sub[0][u + 1]
     for k in range(dim):
         l1buf[k] = np.float32(0.0)
     for r in range(r0, r1):
-        row = _in_row(syn0, c.sub_indices[r], buffered, ws)
+        row = _in_row(syn0, sub[1][r], ws)
         for k in range(dim):
             l1buf[k] += row[k]
     inv = np.float32(1.0) / np.float32(max(r1 - r0, 1))
@@ -369,15 +383,15 @@ def _gather_input(syn0, u, c, use_sub, l1buf, buffered, ws, dim):
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
-def _add_to_input(syn0, u, grad, c, use_sub, buffered, ws, dim):
-    """Add ``grad`` in full to every input row of word ``u``."""
-    if not use_sub:
-        row = _in_row(syn0, u, buffered, ws)
+def _add_to_input(syn0, u, grad, sub, ws, dim):
+    """Add ``grad`` in full to every input row of word ``u`` (``sub`` as :func:`_gather_input`)."""
+    if sub is None:
+        row = _in_row(syn0, u, ws)
         for k in range(dim):
             row[k] += grad[k]
     else:
-        for r in range(c.sub_indptr[u], c.sub_indptr[u + 1]):
-            row = _in_row(syn0, c.sub_indices[r], buffered, ws)
+        for r in range(sub[0][u], sub[0][u + 1]):
+            row = _in_row(syn0, sub[1][r], ws)
             for k in range(dim):
                 row[k] += grad[k]
 
@@ -390,6 +404,7 @@ def train_part(
     ids,
     offsets,
     c,
+    sub,
     p_start,
     p_end,
     part_start,
@@ -397,7 +412,6 @@ def train_part(
     alpha_start,
     alpha_end,
     state,
-    buffered,
     ws,
     need,
 ):
@@ -407,6 +421,9 @@ def train_part(
     ----------
     syn0, syn1neg, syn1, ids, offsets, c
         As :func:`train_chunk` (``c`` the :class:`KernelConfig`).
+    sub : tuple (indptr int64, indices int32) or None
+        The input rows of each word (FastText subwords), or ``None``: word
+        ``w`` is row ``w`` (``c.sub_indptr``/``c.sub_indices`` are not read).
     p_start, p_end : int
         Token positions (in ``ids``) to train as centre words; windows
         extend over the whole document, never across documents.
@@ -415,11 +432,10 @@ def train_part(
         decays linearly from ``alpha_start`` to ``alpha_end`` over it.
     state : uint64
         LCG state (window draws and negatives).
-    buffered : bool
-        Read and write private row copies (``ws``) instead of the shared
-        matrices (the deterministic mode of :func:`train_chunk`).
-    ws : tuple
-        The part's row buffers (see :func:`train_chunk`).
+    ws : tuple or None
+        The part's row buffers (``_part_workspace``): read and write private
+        row copies instead of the shared matrices (the deterministic mode of
+        :func:`train_chunk`); ``None``: the shared rows (lock-free).
     need : numpy.ndarray of shape (3,), int64
         Buffer slots one centre word may need per matrix (0: cannot overflow).
 
@@ -432,7 +448,6 @@ def train_part(
     state : uint64
     """
     dim = syn0.shape[1]
-    use_sub = c.sub_indptr.shape[0] > 0
     window = c.window
     neu1 = np.zeros(dim, dtype=np.float32)
     neu1e = np.zeros(dim, dtype=np.float32)
@@ -446,8 +461,9 @@ def train_part(
     for p in range(p_start, p_end):
         while offsets[d + 1] <= p:
             d += 1
-        if buffered and _buffers_full(ws, need):
-            return loss_sum, n_examples, False, p, state
+        if ws is not None:
+            if _buffers_full(ws, need):
+                return loss_sum, n_examples, False, p, state
         s = offsets[d]
         e = offsets[d + 1]
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
@@ -461,16 +477,16 @@ def train_part(
                 if cpos == p:
                     continue
                 u = ids[cpos]
-                l1 = _gather_input(syn0, u, c, use_sub, l1buf, buffered, ws, dim)
+                l1 = _gather_input(syn0, u, sub, l1buf, ws, dim)
                 for k in range(dim):
                     neu1e[k] = zero
                 ls, state, bad = _output_layer(
-                    l1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, ws
+                    l1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, ws
                 )
                 if bad:
                     return loss_sum, n_examples, True, p, state
                 loss_sum += ls
-                _add_to_input(syn0, u, neu1e, c, use_sub, buffered, ws, dim)
+                _add_to_input(syn0, u, neu1e, sub, ws, dim)
                 n_examples += 1.0
         else:
             for k in range(dim):
@@ -481,14 +497,14 @@ def train_part(
                 if cpos == p:
                     continue
                 u = ids[cpos]
-                if not use_sub:
-                    row = _in_row(syn0, u, buffered, ws)
+                if sub is None:
+                    row = _in_row(syn0, u, ws)
                     for k in range(dim):
                         neu1[k] += row[k]
                     cw += 1
                 else:
-                    for r in range(c.sub_indptr[u], c.sub_indptr[u + 1]):
-                        row = _in_row(syn0, c.sub_indices[r], buffered, ws)
+                    for r in range(sub[0][u], sub[0][u + 1]):
+                        row = _in_row(syn0, sub[1][r], ws)
                         for k in range(dim):
                             neu1[k] += row[k]
                         cw += 1
@@ -497,15 +513,13 @@ def train_part(
             inv = np.float32(1.0) / np.float32(cw)
             for k in range(dim):
                 neu1[k] *= inv
-            ls, state, bad = _output_layer(
-                neu1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, buffered, ws
-            )
+            ls, state, bad = _output_layer(neu1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, ws)
             if bad:
                 return loss_sum, n_examples, True, p, state
             loss_sum += ls
             for cpos in range(lo, hi):
                 if cpos != p:
-                    _add_to_input(syn0, ids[cpos], neu1e, c, use_sub, buffered, ws, dim)
+                    _add_to_input(syn0, ids[cpos], neu1e, sub, ws, dim)
             n_examples += 1.0
     return loss_sum, n_examples, False, p_end, state
 
@@ -517,6 +531,7 @@ def train_part_shared(
     ids,
     offsets,
     c,
+    sub,
     p_start,
     p_end,
     part_start,
@@ -524,7 +539,6 @@ def train_part_shared(
     alpha_start,
     alpha_end,
     state,
-    buffered,
     ws,
     need,
 ):
@@ -539,7 +553,6 @@ def train_part_shared(
     instead of once per pair.
     """
     dim = syn0.shape[1]
-    use_sub = c.sub_indptr.shape[0] > 0
     window = c.window
     negative = c.negative
     n_words = c.neg_prob.size
@@ -563,8 +576,9 @@ def train_part_shared(
     for p in range(p_start, p_end):
         while offsets[d + 1] <= p:
             d += 1
-        if buffered and _buffers_full(ws, need):
-            return loss_sum, n_examples, False, p, state
+        if ws is not None:
+            if _buffers_full(ws, need):
+                return loss_sum, n_examples, False, p, state
         s = offsets[d]
         e = offsets[d + 1]
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
@@ -579,7 +593,7 @@ def train_part_shared(
                 continue
             u = ids[cpos]
             ctx[n_ctx] = u
-            l1 = _gather_input(syn0, u, c, use_sub, l1buf, buffered, ws, dim)
+            l1 = _gather_input(syn0, u, sub, l1buf, ws, dim)
             for k in range(dim):
                 l1s[n_ctx, k] = l1[k]
                 err[n_ctx, k] = zero
@@ -601,7 +615,7 @@ def train_part_shared(
             labels[n_out] = zero
             n_out += 1
         for j in range(n_out):
-            out = _neg_row(syn1neg, outs[j], buffered, ws)
+            out = _neg_row(syn1neg, outs[j], ws)
             lab = labels[j]
             for k in range(dim):
                 outg[j, k] = zero
@@ -630,11 +644,11 @@ def train_part_shared(
                     err[i, k] += g * out[k]
                     outg[j, k] += g * l1s[i, k]
         for j in range(n_out):
-            out = _neg_row(syn1neg, outs[j], buffered, ws)
+            out = _neg_row(syn1neg, outs[j], ws)
             for k in range(dim):
                 out[k] += outg[j, k]
         for i in range(n_ctx):
-            _add_to_input(syn0, ctx[i], err[i], c, use_sub, buffered, ws, dim)
+            _add_to_input(syn0, ctx[i], err[i], sub, ws, dim)
         n_examples += n_ctx
     return loss_sum, n_examples, False, p_end, state
 
@@ -680,7 +694,6 @@ def _buffer_sizes(c, n_rows, dim, shared):
     return caps, need
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def train_chunk(syn0, syn1neg, syn1, ids, offsets, config, alpha_start, alpha_end, seed, n_parts):
     """Train on one corpus chunk, one contiguous slice of documents per thread.
 
@@ -688,11 +701,76 @@ def train_chunk(syn0, syn1neg, syn1, ids, offsets, config, alpha_start, alpha_en
     (``config.sync_tokens``). Returns ``stats``, float64 of shape
     (n_parts, 3): summed loss, number of examples (skip-gram: pairs, CBOW:
     centre words) and a NaN flag per slice.
+
+    A Python function: it passes the subword CSR and the phase length to the
+    compiled kernel as ``None`` when unused, so that numba compiles a variant
+    without subword and buffer code for plain Word2Vec and lock-free threads
+    (the ``is None`` tests are resolved at compile time; branches on them in
+    the innermost loops cost ~30%).
     """
     c = config
-    shared = c.shared_negatives and c.sg and not c.hs and c.negative > 0
+    sub = (c.sub_indptr, c.sub_indices) if c.sub_indptr.shape[0] > 0 else None
+    phase = int(c.sync_tokens) if (c.sync_tokens > 0 and n_parts > 1) else None
+    shared = bool(c.shared_negatives and c.sg and not c.hs and c.negative > 0)
+    return _train_chunk(
+        syn0, syn1neg, syn1, ids, offsets, c, sub, phase, shared, alpha_start, alpha_end, seed,
+        n_parts,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _train_chunk(
+    syn0, syn1neg, syn1, ids, offsets, c, sub, phase, shared, alpha_start, alpha_end, seed,
+    n_parts,
+):  # fmt: skip
+    """The compiled :func:`train_chunk`: ``sub`` as :func:`train_part`, ``phase`` (int or None)
+    centre tokens per thread between merges (``None``: lock-free), ``shared`` selects
+    :func:`train_part_shared`."""
     dim = syn0.shape[1]
     stats = np.zeros((n_parts, 3), dtype=np.float64)
+    starts, ends, states = _part_starts(offsets, seed, n_parts)
+    pos = starts.copy()
+    n_rows = np.array([syn0.shape[0], syn1neg.shape[0], syn1.shape[0]], dtype=np.int64)
+    caps, need = _buffer_sizes(c, n_rows, dim, shared)
+    if phase is None:
+        step = np.int64(1) << 62
+        caps[:] = 0
+        n_rows[:] = 0
+    else:
+        step = np.int64(phase)
+    w = _workspaces(n_parts, n_rows, caps, dim)
+    while (pos < ends).any():
+        for t in prange(n_parts):
+            if pos[t] < ends[t]:
+                ws = _part_workspace(phase, w, t)
+                stop = min(ends[t], pos[t] + step)
+                n_tok = ends[t] - starts[t]
+                if shared:
+                    loss, nex, bad, p, st = train_part_shared(
+                        syn0, syn1neg, ids, offsets, c, sub, pos[t], stop, starts[t], n_tok,
+                        alpha_start, alpha_end, states[t], ws, need,
+                    )  # fmt: skip
+                else:
+                    loss, nex, bad, p, st = train_part(
+                        syn0, syn1neg, syn1, ids, offsets, c, sub, pos[t], stop, starts[t], n_tok,
+                        alpha_start, alpha_end, states[t], ws, need,
+                    )  # fmt: skip
+                stats[t, 0] += loss
+                stats[t, 1] += nex
+                states[t] = st
+                pos[t] = ends[t] if bad else p
+                if bad:
+                    stats[t, 2] = 1.0
+                if phase is not None:
+                    _part_deltas(syn0, syn1neg, syn1, ws)
+        if phase is not None:
+            _merge_deltas(syn0, syn1neg, syn1, w, n_parts)
+    return stats
+
+
+@njit(cache=True, nogil=True)
+def _part_starts(offsets, seed, n_parts):
+    """First and end token of each part's slice (:func:`_part_bounds`) and its LCG state."""
     bounds = _part_bounds(offsets, n_parts)
     starts = np.empty(n_parts, dtype=np.int64)
     ends = np.empty(n_parts, dtype=np.int64)
@@ -701,98 +779,69 @@ def train_chunk(syn0, syn1neg, syn1, ids, offsets, config, alpha_start, alpha_en
         starts[t] = offsets[bounds[t]]
         ends[t] = offsets[bounds[t + 1]]
         states[t] = _seed_state(seed, t)
-    pos = starts.copy()
-    buffered = c.sync_tokens > 0 and n_parts > 1
-    n_rows = np.array([syn0.shape[0], syn1neg.shape[0], syn1.shape[0]], dtype=np.int64)
-    caps, need = _buffer_sizes(c, n_rows, dim, shared)
-    if not buffered:
-        caps[:] = 0
-        n_rows[:] = 0
-    slot0 = np.full((n_parts, n_rows[0]), -1, dtype=np.int32)
-    slot1 = np.full((n_parts, n_rows[1]), -1, dtype=np.int32)
-    slot2 = np.full((n_parts, n_rows[2]), -1, dtype=np.int32)
-    rows0 = np.zeros((n_parts, caps[0]), dtype=np.int64)
-    rows1 = np.zeros((n_parts, caps[1]), dtype=np.int64)
-    rows2 = np.zeros((n_parts, caps[2]), dtype=np.int64)
-    buf0 = np.zeros((n_parts, caps[0], dim), dtype=np.float32)
-    buf1 = np.zeros((n_parts, caps[1], dim), dtype=np.float32)
-    buf2 = np.zeros((n_parts, caps[2], dim), dtype=np.float32)
-    counts = np.zeros((n_parts, 3), dtype=np.int64)
-    phase = c.sync_tokens if buffered else np.int64(1) << 62
-    while (pos < ends).any():
-        for t in prange(n_parts):
-            if pos[t] < ends[t]:
-                ws = (
-                    slot0[t],
-                    rows0[t],
-                    buf0[t],
-                    slot1[t],
-                    rows1[t],
-                    buf1[t],
-                    slot2[t],
-                    rows2[t],
-                    buf2[t],
-                    counts[t],
-                )
-                stop = min(ends[t], pos[t] + phase)
-                n_tok = ends[t] - starts[t]
-                if shared:
-                    loss, nex, bad, p, st = train_part_shared(
-                        syn0,
-                        syn1neg,
-                        ids,
-                        offsets,
-                        c,
-                        pos[t],
-                        stop,
-                        starts[t],
-                        n_tok,
-                        alpha_start,
-                        alpha_end,
-                        states[t],
-                        buffered,
-                        ws,
-                        need,
-                    )
-                else:
-                    loss, nex, bad, p, st = train_part(
-                        syn0,
-                        syn1neg,
-                        syn1,
-                        ids,
-                        offsets,
-                        c,
-                        pos[t],
-                        stop,
-                        starts[t],
-                        n_tok,
-                        alpha_start,
-                        alpha_end,
-                        states[t],
-                        buffered,
-                        ws,
-                        need,
-                    )
-                stats[t, 0] += loss
-                stats[t, 1] += nex
-                states[t] = st
-                pos[t] = ends[t] if bad else p
-                if bad:
-                    stats[t, 2] = 1.0
-                if buffered:
-                    # the shared rows are unchanged during a phase: turn copies into deltas
-                    _to_deltas(syn0, slot0[t], rows0[t], buf0[t], counts[t, 0])
-                    _to_deltas(syn1neg, slot1[t], rows1[t], buf1[t], counts[t, 1])
-                    _to_deltas(syn1, slot2[t], rows2[t], buf2[t], counts[t, 2])
-        if buffered:
-            # every row gets the deltas of the parts in part order: thread timing plays no role
-            for q in prange(n_parts):
-                for t in range(n_parts):
-                    _add_deltas(syn0, rows0[t], buf0[t], counts[t, 0], q, n_parts)
-                    _add_deltas(syn1neg, rows1[t], buf1[t], counts[t, 1], q, n_parts)
-                    _add_deltas(syn1, rows2[t], buf2[t], counts[t, 2], q, n_parts)
-            counts[:, :] = 0
-    return stats
+    return starts, ends, states
+
+
+@njit(cache=True, nogil=True)
+def _workspaces(n_parts, n_rows, caps, dim):
+    """Row buffers of every part for the buffered mode (see :func:`_row`).
+
+    Per matrix ``m`` (syn0, syn1neg, syn1): the slot of each row (-1: not
+    copied), the row of each slot, the copies; then the slots in use per
+    part and matrix. ``n_rows`` and ``caps`` of zero give empty buffers.
+    """
+    return (
+        np.full((n_parts, n_rows[0]), -1, dtype=np.int32),
+        np.zeros((n_parts, caps[0]), dtype=np.int64),
+        np.zeros((n_parts, caps[0], dim), dtype=np.float32),
+        np.full((n_parts, n_rows[1]), -1, dtype=np.int32),
+        np.zeros((n_parts, caps[1]), dtype=np.int64),
+        np.zeros((n_parts, caps[1], dim), dtype=np.float32),
+        np.full((n_parts, n_rows[2]), -1, dtype=np.int32),
+        np.zeros((n_parts, caps[2]), dtype=np.int64),
+        np.zeros((n_parts, caps[2], dim), dtype=np.float32),
+        np.zeros((n_parts, 3), dtype=np.int64),
+    )
+
+
+def _part_workspace(phase, w, t):
+    """Part ``t``'s buffers as the ``ws`` tuple of the row accessors, ``None`` if ``phase is None``.
+
+    Chosen by the type of ``phase`` when numba compiles the caller (an
+    ``@overload``), so the lock-free variant carries no buffer code at all.
+    """
+    return None if phase is None else tuple(w[m][t] for m in range(10))
+
+
+@overload(_part_workspace, inline="always")
+def _part_workspace_impl(phase, w, t):
+    if isinstance(phase, (types.NoneType, types.Omitted)):
+        return lambda phase, w, t: None
+    return lambda phase, w, t: (
+        w[0][t], w[1][t], w[2][t], w[3][t], w[4][t], w[5][t], w[6][t], w[7][t], w[8][t], w[9][t]
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _part_deltas(syn0, syn1neg, syn1, ws):
+    """End of a phase for one part: its row copies become deltas (shared rows unchanged)."""
+    _to_deltas(syn0, ws[0], ws[1], ws[2], ws[9][0])
+    _to_deltas(syn1neg, ws[3], ws[4], ws[5], ws[9][1])
+    _to_deltas(syn1, ws[6], ws[7], ws[8], ws[9][2])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _merge_deltas(syn0, syn1neg, syn1, w, n_parts):
+    """Add every part's deltas in part order (rows split by ``row % n_parts``), reset buffers.
+
+    Thread timing plays no role: each row gets the parts' deltas in part order.
+    """
+    for q in prange(n_parts):
+        for t in range(n_parts):
+            _add_deltas(syn0, w[1][t], w[2][t], w[9][t, 0], q, n_parts)
+            _add_deltas(syn1neg, w[4][t], w[5][t], w[9][t, 1], q, n_parts)
+            _add_deltas(syn1, w[7][t], w[8][t], w[9][t, 2], q, n_parts)
+    w[9][:, :] = 0
 
 
 @njit(cache=True, nogil=True, inline="always")

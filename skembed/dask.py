@@ -7,8 +7,10 @@ machine, all on an existing ``distributed`` scheduler:
 * **Grid searches.** ``with joblib.parallel_backend("dask"):
   GridSearchCV(pipeline, grid, n_jobs=-1).fit(X, y)`` sends candidates x folds
   to the workers; :func:`skembed.model_selection.compare_embedders` takes
-  ``scheduler=ADDRESS`` (``skembed compare --scheduler ADDRESS``) and does the
-  same, each task limited to its worker's threads (:func:`worker_threads`).
+  ``scheduler=ADDRESS`` (``skembed compare --scheduler ADDRESS``) and submits
+  one task per candidate x fold, each limited to its worker's threads
+  (:func:`worker_threads`). (joblib runs everything in the calling process
+  when the cluster has a single thread in all.)
   Worker processes started by a nanny have ``OMP_NUM_THREADS=1``, which is
   what ``n_jobs=None`` resolves to there, so estimators do not oversubscribe.
 * **Embedding a large corpus.** :func:`transform` embeds a dask Series or

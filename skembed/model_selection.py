@@ -538,37 +538,49 @@ def _fold_task(est, X, y, train, test, scorer, kind, n_jobs):
     }
 
 
+def _identity(value):
+    return value
+
+
 def _run_fold_tasks(tasks, X, y, folds, scorer, kind, n_jobs, scheduler):
     """Results of :func:`_fold_task` for each ``(name, estimator, params, fold)`` task, in order.
 
     ``scheduler=None`` runs them here one after another; otherwise they go to
-    the Dask cluster through joblib's dask backend (``X`` and ``y`` scattered
-    to every worker once). A failing task raises an error naming its candidate.
+    the Dask cluster as one task each (``X`` and ``y`` sent to each worker
+    once). A failing task raises an error naming its candidate and fold.
     """
     if scheduler is None:
         with limit_threads(n_jobs):
             return [
                 _fold_task(est, X, y, *folds[k], scorer, kind, n_jobs) for _, est, _, k in tasks
             ]
-    import joblib
-
     from .dask import connect
 
     client = connect(scheduler)
     try:
-        with client.as_current(), joblib.parallel_backend("dask", scatter=[X, y]):
-            calls = (
-                joblib.delayed(_fold_task)(est, X, y, *folds[k], scorer, kind, n_jobs)
-                for _, est, _, k in tasks
+        # the client's own API rather than joblib's dask backend: joblib runs the tasks in
+        # this process when the cluster has a single thread in all. The data is one task
+        # (sent once to each worker that needs it) rather than scattered: a task can be
+        # recomputed when its worker dies, scattered data would be lost with it.
+        X_ref = client.submit(_identity, X, pure=False)
+        y_ref = client.submit(_identity, y, pure=False)
+        futures = [
+            client.submit(
+                _fold_task, est, X_ref, y_ref, *folds[k], scorer, kind, n_jobs, pure=False
             )
+            for _, est, _, k in tasks
+        ]
+        outcomes = []
+        for (name, _, params, k), future in zip(tasks, futures, strict=True):
             try:
-                return joblib.Parallel(n_jobs=-1)(calls)
+                outcomes.append(future.result())
             except Exception as exc:
+                client.cancel(futures)
                 raise RuntimeError(
-                    f"A cross-validation task failed on the Dask cluster at {client.scheduler.address}"
-                    f" ({type(exc).__name__}: {exc}); candidates: "
-                    + ", ".join(sorted({f"{n} {p}" for n, _, p, _ in tasks}))
+                    f"Candidate {name} {params} (fold {k}) failed on the Dask cluster at "
+                    f"{client.scheduler.address}: {type(exc).__name__}: {exc}"
                 ) from exc
+        return outcomes
     finally:
         if client is not scheduler:
             client.close()
@@ -632,8 +644,8 @@ def compare_embedders(
         classifier) on all rows and return the fitted pipelines.
     scheduler : str, distributed.Client or None, default=None
         ``None``: run here. An address (``"tcp://host:8786"``) or a client: send
-        the candidates x folds to that Dask cluster (joblib's dask backend; the
-        data is scattered to every worker once), each task limited to its
+        the candidates x folds to that Dask cluster (one task each; the
+        data is sent to each worker once), each task limited to its
         worker's threads (and to ``n_jobs``, if given); the refit of
         ``return_best`` runs here. Scores are those of a local run with the
         same ``random_state`` and ``n_jobs`` (``pip install "skembed[dask]"``).
@@ -671,8 +683,8 @@ def compare_embedders(
         If no Dask scheduler answers at ``scheduler`` within 5 s.
     RuntimeError
         If a task fails on the cluster (a worker died more often than Dask's
-        retries allow, or an estimator raised): the message lists the candidates
-        and the cause.
+        retries allow, or an estimator raised): the message names the candidate,
+        the fold and the cause.
 
     See Also
     --------

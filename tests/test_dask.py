@@ -92,6 +92,7 @@ def test_cli_compare_on_the_cluster(client, tmp_path, capsys):
     assert board["mean_test_score"].iloc[0] > 0.5
 
 
+@pytest.mark.slow
 def test_unreachable_scheduler_fails_fast(capsys):
     from skembed.cli import main
     from skembed.model_selection import compare_embedders
@@ -191,3 +192,72 @@ def test_bert_partition_transform_loads_once_per_worker_and_shares_the_cache(
         assert loads == 1
         assert (hits, misses) == (40, 0)
         assert np.abs(out - reference).max() <= 1e-6
+
+
+class _DiesInFit(TfidfLSA):
+    """Kills the worker process that fits it (a crashed worker, mid-search).
+
+    With ``marker`` set, only while that file does not exist (it creates it first):
+    the worker dies once, and the retried task succeeds.
+    """
+
+    def __init__(self, n_components=1, random_state=None, marker=None):
+        super().__init__(n_components=n_components, random_state=random_state)
+        self.marker = marker
+
+    def fit_transform(self, X, y=None):
+        import os
+
+        if self.marker is None or not os.path.exists(self.marker):
+            if self.marker is not None:
+                open(self.marker, "w").close()
+            os._exit(1)
+        return super().fit_transform(X, y)
+
+
+@pytest.mark.slow
+def test_a_dying_worker_is_retried_or_named_never_a_hang(tmp_path):
+    import sys
+
+    import cloudpickle
+    import dask
+
+    from skembed.model_selection import compare_embedders
+
+    docs, labels = (
+        ["cheap loan bank", "bank money", "cat dog farm", "farm dog"] * 3,
+        [0, 0, 1, 1] * 3,
+    )
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+            cluster = LocalCluster(
+                n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+            t0 = time.perf_counter()
+            try:
+                with pytest.raises(
+                    RuntimeError, match=r"Candidate crash \{\} \(fold \d\) failed .*KilledWorker"
+                ):
+                    compare_embedders(
+                        docs,
+                        labels,
+                        {"crash": _DiesInFit()},
+                        cv=2,
+                        scheduler=cluster.scheduler_address,
+                    )
+                marker = str(tmp_path / "died-once")
+                once = compare_embedders(
+                    docs,
+                    labels,
+                    {"once": _DiesInFit(random_state=0, marker=marker)},
+                    cv=2,
+                    scheduler=cluster.scheduler_address,
+                )
+            finally:
+                cluster.close()
+            assert (tmp_path / "died-once").exists()  # it did die, and the retry completed
+            assert once["mean_test_score"].max() == 1.0
+            assert time.perf_counter() - t0 < 90
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])

@@ -9,6 +9,7 @@ from .preprocessing import LabelEmbedder, OneHotEmbedder, ScalerEmbedder
 from .tabular import AutoencoderEmbedder, EntityEmbedder, VAEEmbedder
 from .text import (
     BertPooledEmbedder,
+    DaskCorpus,
     Doc2VecTransformer,
     FastTextKeyedVectors,
     FastTextTransformer,
@@ -24,6 +25,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AutoencoderEmbedder",
     "BertPooledEmbedder",
+    "DaskCorpus",
     "Doc2VecTransformer",
     "EntityEmbedder",
     "FastTextKeyedVectors",

@@ -1,7 +1,7 @@
 """Text embedders: documents → dense vectors. Torch is imported only by the estimators that need it, in ``fit``."""
 
 from .bert import BertPooledEmbedder
-from .corpus import LineCorpus
+from .corpus import DaskCorpus, LineCorpus
 from .doc2vec import Doc2VecTransformer
 from .fasttext import FastTextKeyedVectors, FastTextTransformer
 from .glove import GloVeTransformer
@@ -11,6 +11,7 @@ from .word2vec import Word2VecTransformer
 
 __all__ = [
     "BertPooledEmbedder",
+    "DaskCorpus",
     "Doc2VecTransformer",
     "FastTextKeyedVectors",
     "FastTextTransformer",

@@ -19,6 +19,19 @@ from skembed.text import TfidfLSA, Word2VecTransformer  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _restore_environment():
+    # distributed's nanny sets OMP_NUM_THREADS=1 (and malloc variables) in the process that
+    # starts a LocalCluster and leaves them set; later tests would then run single-threaded
+    # (n_jobs=None reads OMP_NUM_THREADS), which changes BLAS summation order
+    import os
+
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
 @pytest.fixture(scope="module")
 def client():
     cluster = LocalCluster(

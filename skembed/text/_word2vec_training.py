@@ -305,24 +305,28 @@ class NumbaEngine:
         self.n_threads = int(n_threads)
 
     def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
-        from ..kernels.word2vec import train_chunk
-
         with KERNEL_LOCK:
-            stats = train_chunk(
-                self.syn0,
-                self.syn1neg,
-                self.syn1,
-                ids,
-                offsets,
-                self.config,
-                float(alpha_start),
-                float(alpha_end),
-                int(seed),
-                self.n_threads,
-            )
+            stats = self._run_kernel(ids, offsets, float(alpha_start), float(alpha_end), int(seed))
         if stats[:, 2].any():
             return float("nan"), 0.0
         return float(stats[:, 0].sum()), float(stats[:, 1].sum())
+
+    def _run_kernel(self, ids, offsets, alpha_start, alpha_end, seed):
+        """Per-thread ``(loss, examples, diverged)`` stats of one chunk (the kernel call)."""
+        from ..kernels.word2vec import train_chunk
+
+        return train_chunk(
+            self.syn0,
+            self.syn1neg,
+            self.syn1,
+            ids,
+            offsets,
+            self.config,
+            alpha_start,
+            alpha_end,
+            seed,
+            self.n_threads,
+        )
 
     def weights(self):
         return self.syn0, self.syn1neg, self.syn1

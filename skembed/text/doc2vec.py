@@ -30,6 +30,7 @@ from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
 from ._word2vec_training import (
     KERNEL_LOCK,
     EncodedCorpus,
+    NumbaEngine,
     kernel_config,
     train_epochs,
 )
@@ -44,11 +45,12 @@ __all__ = ["Doc2VecEngine", "Doc2VecTransformer"]
 SYNC_TOKENS = 65_536
 
 
-class Doc2VecEngine:
+class Doc2VecEngine(NumbaEngine):
     """Paragraph-vector engine of the word2vec trainer (numba, deterministic threads).
 
     Implements the engine interface of :mod:`skembed.text._word2vec_training`
-    (``train_chunk``, ``weights``) around :func:`skembed.kernels.doc2vec.train_chunk`.
+    (``train_chunk``, ``weights``, from :class:`NumbaEngine`) around
+    :func:`skembed.kernels.doc2vec.train_chunk`.
     The trainer's chunks carry no document numbers, so :class:`_DocumentChunks`
     sets :attr:`documents` (the document of each piece of the current chunk)
     before each chunk is trained.
@@ -68,38 +70,29 @@ class Doc2VecEngine:
     """
 
     def __init__(self, syn0, syn1neg, syn1, config, *, dm, dbow_words, doc_rows, n_threads):
-        self.syn0, self.syn1neg, self.syn1 = syn0, syn1neg, syn1
-        self.config = config
+        super().__init__(syn0, syn1neg, syn1, config, n_threads)
         self.dm, self.dbow_words = bool(dm), bool(dbow_words)
         self.doc_rows = doc_rows
-        self.n_threads = int(n_threads)
         self.documents = None
 
-    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
+    def _run_kernel(self, ids, offsets, alpha_start, alpha_end, seed):
         from ..kernels.doc2vec import train_chunk
 
-        with KERNEL_LOCK:
-            stats = train_chunk(
-                self.syn0,
-                self.syn1neg,
-                self.syn1,
-                ids,
-                offsets,
-                self.doc_rows[self.documents],
-                self.config,
-                self.dm,
-                self.dbow_words,
-                float(alpha_start),
-                float(alpha_end),
-                int(seed),
-                self.n_threads,
-            )
-        if stats[:, 2].any():
-            return float("nan"), 0.0
-        return float(stats[:, 0].sum()), float(stats[:, 1].sum())
-
-    def weights(self):
-        return self.syn0, self.syn1neg, self.syn1
+        return train_chunk(
+            self.syn0,
+            self.syn1neg,
+            self.syn1,
+            ids,
+            offsets,
+            self.doc_rows[self.documents],
+            self.config,
+            self.dm,
+            self.dbow_words,
+            alpha_start,
+            alpha_end,
+            seed,
+            self.n_threads,
+        )
 
 
 class _DocumentChunks:

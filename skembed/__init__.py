@@ -16,6 +16,7 @@ from .text import (
     GloVeTransformer,
     LineCorpus,
     PPMIEmbedder,
+    StaticEmbedder,
     TfidfLSA,
     Word2VecTransformer,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "OneHotEmbedder",
     "PPMIEmbedder",
     "ScalerEmbedder",
+    "StaticEmbedder",
     "TfidfLSA",
     "VAEEmbedder",
     "Word2VecTransformer",

@@ -7,6 +7,7 @@ from .fasttext import FastTextKeyedVectors, FastTextTransformer
 from .glove import GloVeTransformer
 from .lsa import TfidfLSA
 from .ppmi import PPMIEmbedder
+from .static import StaticEmbedder
 from .word2vec import Word2VecTransformer
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "GloVeTransformer",
     "LineCorpus",
     "PPMIEmbedder",
+    "StaticEmbedder",
     "TfidfLSA",
     "Word2VecTransformer",
 ]

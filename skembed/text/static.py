@@ -341,8 +341,11 @@ class StaticEmbedder(
     def _distil(self, texts, device):
         from ._hf import load_encoder, resolve_model
 
-        encoder = load_encoder(resolve_model(self.model), device=device)
-        tokenizer = encoder.tokenizer
+        source = resolve_model(self.model)
+        encoder = load_encoder(source, device=device)
+        # a given (model, tokenizer) pair: its own tokenizer (the weight cache's key does not
+        # tell tokenizers of the same size apart)
+        tokenizer = source.objects[1] if source.kind == "object" else encoder.tokenizer
         if not getattr(tokenizer, "is_fast", False):
             raise ValueError(
                 f"The teacher's tokenizer ({type(tokenizer).__name__}) is not a fast tokenizer; "

@@ -164,14 +164,14 @@ def export_settings(source, backend, quantize, layers, layer_combine, calibratio
         "layers": list(layers),
         "layer_combine": layer_combine if len(layers) > 1 else None,
         "opset": OPSET,
-        "calibration": calibration_hash(calibration) if calibration else None,
+        "calibration": calibration,
         "packages": {p: _version(p) for p in packages},
     }
 
 
-def calibration_hash(texts):
-    """Hash of the calibration texts (part of the cache key of calibrated exports)."""
-    h = hashlib.sha256()
+def calibration_hash(texts, *settings):
+    """Hash of the calibration texts and the settings that cut them into inputs (a cache key)."""
+    h = hashlib.sha256(json.dumps(settings).encode())
     for t in texts:
         h.update(t.encode("utf-8", "surrogatepass") + b"\0")
     return h.hexdigest()[:24]
@@ -427,8 +427,9 @@ def load_runner(
         ``token_type_ids``), in the order of the export.
     n_threads : int
         Intra-op threads of the session.
-    calibration : list of str or None
-        Texts of the calibration sample (``openvino`` with ``quantize="int8"``).
+    calibration : str or None
+        :func:`calibration_hash` of the calibration sample and its windowing
+        (used by ``openvino`` with ``quantize="int8"`` only).
     calibration_feeds : callable or None
         ``calibration_feeds(input_names)`` returns the list of numpy input
         batches for calibration; called only when the export is built.

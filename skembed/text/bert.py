@@ -383,9 +383,18 @@ class BertPooledEmbedder(
                 layer_combine=self.layer_combine,
                 input_names=names,
                 n_threads=resolve_n_jobs(self.n_jobs),
-                calibration=self._calibration,
+                calibration=self._calibration_key() if self._calibrated() else None,
                 calibration_feeds=self._calibration_feeds,
             )
+
+    def _calibrated(self):
+        return self.backend == "openvino" and self.quantize == "int8"
+
+    def _calibration_key(self):
+        chunk = self.truncation == "chunk"
+        return _export.calibration_hash(
+            self._calibration, self.max_length_, chunk and self.stride, self.batch_size
+        )
 
     def _calibration_feeds(self, names):
         """Input batches (numpy) of the calibration sample, for a calibrated export."""
@@ -446,11 +455,7 @@ class BertPooledEmbedder(
             "quantize": self.quantize,
             "max_length": self.max_length_,
             **({"backend": self.backend} if self.backend != "torch" else {}),
-            **(
-                {"calibration": _export.calibration_hash(self._calibration)}
-                if self.backend == "openvino" and self.quantize == "int8"
-                else {}
-            ),
+            **({"calibration": self._calibration_key()} if self._calibrated() else {}),
             "chunk": self.truncation == "chunk",
             "stride": self.stride if self.truncation == "chunk" else None,
             "pooling": self.pooling,

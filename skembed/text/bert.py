@@ -345,8 +345,9 @@ class BertPooledEmbedder(
         """
         documents = self._check_documents(X)
         exported = self.backend != "torch"
-        device = resolve_device("cpu" if exported and self.device == "auto" else self.device)
-        _export.check_backend(self.backend, device, self.torch_dtype, self.quantize)
+        device = "cpu" if exported and str(self.device) == "auto" else self.device
+        _export.check_backend(self.backend, str(device), self.torch_dtype, self.quantize)
+        device = resolve_device(device)
         texts = self._texts(documents)
         # openvino int8 calibrates on an evenly spaced sample of <= 128 distinct fit documents
         unique = list(dict.fromkeys(texts))

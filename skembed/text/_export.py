@@ -246,6 +246,34 @@ class _Tokens:
         return Tokens().eval()
 
 
+def _example(input_names, vocab_size):
+    """A padded batch of two sequences (numpy int64), the export's example and check input."""
+    ids = np.array([[101, 2023, 2003, 1037, 3231, 102], [101, 7592, 2088, 102, 0, 0]], np.int64)
+    mask = (ids != 0).astype(np.int64)
+    ids = np.minimum(ids, vocab_size - 1) * mask
+    values = {"input_ids": ids, "attention_mask": mask}
+    return {n: values.get(n, np.zeros_like(ids)) for n in input_names}
+
+
+def _check_against_torch(run, encoder, layers, layer_combine, input_names, backend):
+    """Refuse an export whose float32 output differs from torch's on the real tokens."""
+    import torch
+
+    feed = _example(input_names, encoder.model.config.vocab_size)
+    module = _Tokens(encoder.model, layers, layer_combine, input_names)
+    with torch.inference_mode():
+        want = module(*(torch.from_numpy(feed[n]) for n in input_names)).float().numpy()
+    got = np.asarray(run(feed), np.float32)
+    real = feed["attention_mask"].astype(bool)
+    err = float(np.abs(got[real] - want[real]).max()) if got.shape == want.shape else np.inf
+    scale = max(float(np.abs(want[real]).max()), 1.0)
+    if not err <= 1e-3 * scale:
+        raise ValueError(
+            f"the {backend} export's output differs from torch's (max |diff| {err:.3g}, shape "
+            f"{got.shape} vs {want.shape}): this architecture is not supported by the export"
+        )
+
+
 def _export_onnx(model, layers, layer_combine, input_names, path):
     """``torch.onnx.export`` (TorchScript path, eager attention) with dynamic batch and sequence."""
     import torch
@@ -257,13 +285,8 @@ def _export_onnx(model, layers, layer_combine, input_names, path):
         except (ValueError, AttributeError, TypeError):
             pass
     module = _Tokens(model, layers, layer_combine, input_names)
-    example = tuple(
-        torch.tensor([[101, 2000, 2001, 102], [101, 2002, 102, 0]], dtype=torch.int64)
-        if n == "input_ids"
-        else (torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]]) if n == "attention_mask" else None)
-        for n in input_names
-    )
-    example = tuple(torch.zeros(2, 4, dtype=torch.int64) if t is None else t for t in example)
+    feed = _example(input_names, model.config.vocab_size)
+    example = tuple(torch.from_numpy(feed[n]) for n in input_names)
     axes = {n: {0: "batch", 1: "sequence"} for n in (*input_names, "tokens")}
     with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
         warnings.simplefilter("ignore")
@@ -298,13 +321,18 @@ def _build_onnx(encoder, layers, layer_combine, input_names, quantize, out):
             opt_level=0,
         )
     raw.unlink()
+    fused.save_model_to_file(str(out / "fused.onnx"))
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(out / "fused.onnx"), providers=["CPUExecutionProvider"])
+    run = lambda feed: session.run(None, feed)[0]  # noqa: E731
+    _check_against_torch(run, encoder, layers, layer_combine, input_names, "onnx")
     if quantize != "int8":
-        fused.save_model_to_file(str(out / "model.onnx"))
+        (out / "fused.onnx").rename(out / "model.onnx")
         return
     from onnx import TensorProto
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    fused.save_model_to_file(str(out / "fused.onnx"))
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)  # the quantizer's advice to pre-process goes to the root logger
@@ -329,6 +357,9 @@ def _build_openvino(encoder, layers, layer_combine, input_names, quantize, calib
     raw = out / "raw.onnx"
     _export_onnx(encoder.model, layers, layer_combine, input_names, raw)
     model = ov.convert_model(str(raw))
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    run = lambda feed: compiled(feed)[compiled.outputs[0]]  # noqa: E731
+    _check_against_torch(run, encoder, layers, layer_combine, input_names, "openvino")
     if quantize == "int8":
         import nncf
 

@@ -323,3 +323,17 @@ def test_device_and_torch_dtype_are_checked(tiny_dir, backend):
         warnings.simplefilter("error")
         est = make(tiny_dir, backend=backend, device="auto").fit(DOCS)
     assert est.device_ == "cpu"
+
+
+def test_an_export_that_disagrees_with_torch_is_refused(tiny_dir, monkeypatch, tmp_path):
+    pytest.importorskip("onnxruntime")
+    monkeypatch.setenv("SKEMBED_CACHE_DIR", str(tmp_path))
+    real = _export._export_onnx
+
+    def wrong_layer(model, layers, combine, names, path):  # a broken exporter
+        return real(model, [1], combine, names, path)
+
+    monkeypatch.setattr(_export, "_export_onnx", wrong_layer)
+    with pytest.raises(RuntimeError, match="backend='onnx'.*differs from torch"):
+        make(tiny_dir, backend="onnx").fit(DOCS)
+    assert not list(_export.export_root().iterdir())  # nothing cached

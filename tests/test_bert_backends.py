@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from sklearn.base import clone  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
 
 from skembed.text import _export  # noqa: E402
 from skembed.text._embedding_cache import EmbeddingCache  # noqa: E402
@@ -294,8 +295,11 @@ def test_export_failure_names_the_backend_and_torch_keeps_working(tiny_dir, monk
         raise NotImplementedError("unsupported operator aten::foo")
 
     monkeypatch.setattr(_export, "_export_onnx", fail)
+    est = make(tiny_dir, backend="onnx", pooling="cls")
     with pytest.raises(RuntimeError, match=r"backend='onnx'.*aten::foo.*backend='torch'"):
-        make(tiny_dir, backend="onnx", pooling="cls").fit(DOCS)
+        est.fit(DOCS)
+    with pytest.raises(NotFittedError):  # the failed fit left it unfitted
+        est.transform(DOCS)
     assert not any(p.name.startswith(".tmp") for p in _export.export_root().iterdir())
     assert make(tiny_dir, pooling="cls").fit(DOCS).transform(DOCS).shape == (len(DOCS), 32)
 

@@ -353,7 +353,11 @@ class BertPooledEmbedder(
         unique = list(dict.fromkeys(texts))
         self._calibration = unique[:: max(1, len(unique) // 128)][:128]
         self.device_ = device
-        self._load(self.device_)
+        try:
+            self._load(self.device_)
+        except BaseException:  # a failed load or export leaves a fresh estimator unfitted
+            del self.device_
+            raise
         self.n_truncated_ = self._count_truncated(texts)
         return self
 
@@ -659,10 +663,9 @@ class BertPooledEmbedder(
         """Token vectors of the selected layers for one batch, shape (batch, seq, width)."""
         from ..nn.pooling import combine_layers
 
-        if (
-            getattr(self, "_runner", None) is not None
-        ):  # exported backend: the graph combines the layers
-            return self._runner(inputs)
+        runner = getattr(self, "_runner", None)
+        if runner is not None:  # exported backend: the graph combines the layers
+            return runner(inputs)
         last = self.layers_ == [self.model_.config.num_hidden_layers]
         out = self.model_(**inputs, output_hidden_states=not last, return_dict=True)
         if last:

@@ -118,6 +118,10 @@ def bench_accuracy(args, docs, labels, m2v_dir):
         ),
         "static (model)": (StaticEmbedder(vocabulary="model", **common), {}),
         "static (corpus)": (StaticEmbedder(vocabulary="corpus", **common), {}),
+        "static (corpus, min_count=1)": (
+            StaticEmbedder(vocabulary="corpus", min_count=1, **common),
+            {},
+        ),
         "static (both)": (StaticEmbedder(vocabulary="both", **common), {}),
         "model2vec": (StaticEmbedder.from_pretrained(m2v_dir), {}),
     }
@@ -174,10 +178,10 @@ def main():
     for name, (rows, n_words, oov) in vocab.items():
         print(f"    {name:<10}{rows:>7}{n_words:>12}{oov:>11.4f}")
     if acc:
-        print(f"(c) 5-fold accuracy {'mean':>14} {'std':>7} {'- BERT':>8} {'embed fit s':>12}")
+        print(f"(c) 5-fold accuracy {'mean':>20} {'std':>7} {'- BERT':>8} {'embed fit s':>12}")
         for name, (mean, std, fit_s) in acc.items():
             print(
-                f"    {name:<24}{mean:>8.4f} {std:>7.4f} {mean - acc['bert'][0]:>+8.4f} "
+                f"    {name:<30}{mean:>8.4f} {std:>7.4f} {mean - acc['bert'][0]:>+8.4f} "
                 f"{fit_s:>12.2f}"
             )
     print(f"loadavg at the end: {_loadavg()}")

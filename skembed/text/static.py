@@ -175,8 +175,10 @@ class StaticEmbedder(
         model2vec's ``encode`` uses 512 and also cuts the text at ``512 *``
         the median token length in characters, which is replicated here when
         set, so a model2vec directory embeds as model2vec does.
-    batch_size : int, default=256
-        Vocabulary entries per teacher forward pass in ``fit``.
+    batch_size : int, default=1024
+        Vocabulary entries per teacher forward pass in ``fit`` (model2vec
+        uses 256; on all-MiniLM-L6-v2 with 2 threads, 1024 runs the
+        ``[CLS] token [SEP]`` passes 2.4x faster than 256).
     device : str or torch.device, default="auto"
         Where the teacher runs in ``fit`` (``transform`` is numpy).
     n_jobs : int or None, default=None
@@ -268,7 +270,7 @@ class StaticEmbedder(
         min_count=2,
         max_vocab_size=None,
         max_length=None,
-        batch_size=256,
+        batch_size=1024,
         device="auto",
         n_jobs=None,
         verbose=0,

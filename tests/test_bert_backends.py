@@ -195,6 +195,10 @@ def test_openvino_int8_calibration_enters_the_keys(tiny_dir, backend):
     calibrated = backend == "openvino"
     assert (a._namespace() != b._namespace()) == calibrated
     assert (a._runner.path != b._runner.path) == calibrated
+    _export.clear_runner_cache()
+    again = pickle.loads(pickle.dumps(a))  # the calibration sample travels with the estimator
+    assert again._runner.path == a._runner.path
+    np.testing.assert_array_equal(again.transform(DOCS), a.transform(DOCS))
 
 
 def test_corrupt_export_is_rebuilt_with_a_warning(tiny_dir):

@@ -350,7 +350,7 @@ class BertPooledEmbedder(
         device = resolve_device(device)
         texts = self._texts(documents)
         # openvino int8 calibrates on an evenly spaced sample of <= 128 distinct fit documents
-        unique = list(dict.fromkeys(texts))
+        unique = list(dict.fromkeys(texts)) if self._calibrated() else []
         self._calibration = unique[:: max(1, len(unique) // 128)][:128]
         self.device_ = device
         try:

@@ -333,3 +333,27 @@ def test_an_export_that_disagrees_with_torch_is_refused(tiny_dir, monkeypatch, t
     with pytest.raises(RuntimeError, match="backend='onnx'.*differs from torch"):
         make(tiny_dir, backend="onnx").fit(DOCS)
     assert not list(_export.export_root().iterdir())  # nothing cached
+
+
+def test_changed_model_files_get_a_new_export(tiny_dir, tmp_path):
+    pytest.importorskip("onnxruntime")
+    import shutil
+
+    from transformers import BertModel
+
+    from skembed.text import _hf
+
+    path = tmp_path / "model"
+    shutil.copytree(tiny_dir, path)
+    first = make(path, backend="onnx").fit(DOCS)
+    before = first.transform(DOCS)
+    model = BertModel.from_pretrained(path)
+    with torch.no_grad():
+        model.encoder.layer[1].output.dense.weight.mul_(3.0)  # fine-tuned, same path
+    model.save_pretrained(path)
+    _hf.clear_model_cache()
+    second = make(path, backend="onnx").fit(DOCS)
+    assert second._runner.path != first._runner.path
+    after = second.transform(DOCS)
+    np.testing.assert_allclose(after, make(path).fit(DOCS).transform(DOCS), atol=1e-4, rtol=0)
+    assert np.abs(after - before).max() > 1e-2

@@ -129,8 +129,13 @@ def _sha256(path):
     return h.hexdigest()
 
 
-def _model_identity(source):
-    """Hash of a model directory's files (memoised on size and mtime), else the source key."""
+def _model_identity(encoder):
+    """Hash of a model directory's files (memoised on size and mtime), else of the weights."""
+    source = encoder.source
+    if source.kind == "hub":  # the revision loaded is not in the key: fingerprint the weights
+        from ._hf import _fingerprint
+
+        return "hub:" + _fingerprint(encoder.model, encoder.tokenizer)
     if source.kind != "dir":
         return source.key
     files = sorted(p for p in Path(source.location).iterdir() if p.is_file())
@@ -153,12 +158,12 @@ def _version(name):
         return None
 
 
-def export_settings(source, backend, quantize, layers, layer_combine, calibration):
+def export_settings(encoder, backend, quantize, layers, layer_combine, calibration):
     """Everything an export depends on (its cache key is the hash of this dict)."""
     packages = ("torch", "transformers", *_PACKAGES[backend])
     return {
         "version": EXPORT_VERSION,
-        "model": _model_identity(source),
+        "model": _model_identity(encoder),
         "backend": backend,
         "quantize": quantize,
         "layers": list(layers),
@@ -477,7 +482,7 @@ def load_runner(
     """
     calibrated = backend == "openvino" and quantize == "int8"
     settings = export_settings(
-        encoder.source,
+        encoder,
         backend,
         quantize,
         layers,

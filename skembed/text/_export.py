@@ -227,28 +227,26 @@ def _cached_export(settings, build):
 
 
 # ---------------------------------------------------------------------- export
-class _Tokens:
-    """torch module returning the combined token vectors of the selected hidden states."""
+def _tokens_module(model, layers, layer_combine, input_names):
+    """torch module: positional inputs -> combined token vectors of the selected hidden states."""
+    import torch
 
-    def __new__(cls, model, layers, layer_combine, input_names):
-        import torch
+    from ..nn.pooling import combine_layers
 
-        from ..nn.pooling import combine_layers
+    class Tokens(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
 
-        class Tokens(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.model = model
+        def forward(self, *args):
+            inputs = dict(zip(input_names, args, strict=True))
+            last = list(layers) == [model.config.num_hidden_layers]
+            out = self.model(**inputs, output_hidden_states=not last, return_dict=True)
+            if last:
+                return out.last_hidden_state
+            return combine_layers(out.hidden_states, layers, layer_combine)
 
-            def forward(self, *args):
-                inputs = dict(zip(input_names, args, strict=True))
-                last = list(layers) == [model.config.num_hidden_layers]
-                out = self.model(**inputs, output_hidden_states=not last, return_dict=True)
-                if last:
-                    return out.last_hidden_state
-                return combine_layers(out.hidden_states, layers, layer_combine)
-
-        return Tokens().eval()
+    return Tokens().eval()
 
 
 def _example(input_names, vocab_size):
@@ -265,7 +263,7 @@ def _check_against_torch(run, encoder, layers, layer_combine, input_names, backe
     import torch
 
     feed = _example(input_names, encoder.model.config.vocab_size)
-    module = _Tokens(encoder.model, layers, layer_combine, input_names)
+    module = _tokens_module(encoder.model, layers, layer_combine, input_names)
     with torch.inference_mode():
         want = module(*(torch.from_numpy(feed[n]) for n in input_names)).float().numpy()
     got = np.asarray(run(feed), np.float32)
@@ -289,7 +287,7 @@ def _export_onnx(model, layers, layer_combine, input_names, path):
             model.set_attn_implementation("eager")  # the pattern onnxruntime's fusions know
         except (ValueError, AttributeError, TypeError):
             pass
-    module = _Tokens(model, layers, layer_combine, input_names)
+    module = _tokens_module(model, layers, layer_combine, input_names)
     feed = _example(input_names, model.config.vocab_size)
     example = tuple(torch.from_numpy(feed[n]) for n in input_names)
     axes = {n: {0: "batch", 1: "sequence"} for n in (*input_names, "tokens")}

@@ -122,6 +122,10 @@ def bench_accuracy(args, docs, labels, m2v_dir):
             StaticEmbedder(vocabulary="corpus", min_count=1, **common),
             {},
         ),
+        "static (corpus, sif 1e-3)": (
+            StaticEmbedder(vocabulary="corpus", sif_coefficient=1e-3, **common),
+            {},
+        ),
         "static (both)": (StaticEmbedder(vocabulary="both", **common), {}),
         "model2vec": (StaticEmbedder.from_pretrained(m2v_dir), {}),
     }

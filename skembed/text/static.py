@@ -39,11 +39,22 @@ from ._model2vec_io import (
     unk_token_id,
 )
 
-__all__ = ["StaticEmbedder", "zipf_sif_weights"]
+__all__ = ["StaticEmbedder", "clear_teacher_cache", "zipf_sif_weights"]
 
 #: teacher outputs of the last teacher used, keyed by token-id sequence (see _teacher_vectors)
 _ROW_CACHE: dict = {}
 _CACHE_LOCK = threading.Lock()
+
+
+def clear_teacher_cache():
+    """Drop the teacher outputs that ``fit`` keeps for later fits (clones, CV folds).
+
+    The cache holds one float32 row of the teacher's width per vocabulary
+    entry of the last teacher used (about 45 MB for all-MiniLM-L6-v2's
+    vocabulary).
+    """
+    with _CACHE_LOCK:
+        _ROW_CACHE.clear()
 
 
 def zipf_sif_weights(n_tokens, sif_coefficient):
@@ -208,7 +219,8 @@ class StaticEmbedder(
     n_corpus_words_ : int
         Corpus words that got a vector of their own (0 for ``vocabulary="model"``).
     oov_rate_ : float
-        Fraction of the training documents' tokens that are unknown.
+        Fraction of the training documents' tokens that are unknown (NaN
+        after :meth:`from_pretrained`, which sees no documents).
     device_ : str or None
         Device the teacher ran on (None when loaded from a model2vec directory).
 
@@ -559,12 +571,10 @@ class StaticEmbedder(
 
     def _token_ids(self, texts):
         """Token ids of each text (unknown tokens dropped) as CSR parts: ids, indptr."""
-        return _encode(
-            self.tokenizer_, self.unk_id_, texts, self.max_length, self._median_token_length()
-        )
-
-    def _median_token_length(self):
-        return int(np.median([len(t) for t in self.wv_.index_to_key]))
+        median = None
+        if self.max_length is not None:  # model2vec's character cut: max_length * median length
+            median = int(np.median([len(t) for t in self.wv_.index_to_key]))
+        return _encode(self.tokenizer_, self.unk_id_, texts, self.max_length, median)
 
     def transform(self, X):
         """Embed each document as the mean vector of its known tokens.

@@ -143,6 +143,14 @@ EMBEDDERS = {
         "all-MiniLM-L6-v2, mean pooling (contextual)",
         requires=("torch", "transformers"),
     ),
+    "static": EmbedderSpec(
+        "text",
+        "skembed.text.static:StaticEmbedder",
+        {"normalize": True},
+        {"sif_coefficient": [1e-4, 1e-3]},
+        "all-MiniLM-L6-v2 distilled to static token vectors (model2vec method), mean",
+        requires=("torch", "transformers"),
+    ),
     "raw": EmbedderSpec("tabular", _PRE, {}, {}, "Scaler+OneHot of the raw columns (no embedding)"),
     "pca": EmbedderSpec("tabular", _PRE + "|pca", {}, {}, "PCA of the Scaler+OneHot columns"),
     "autoencoder": EmbedderSpec(

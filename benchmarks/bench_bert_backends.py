@@ -6,7 +6,7 @@ over every class): documents/s, the ratio to sentence-transformers' own
 torch float32 path (``SentenceTransformer.encode``), and the cosine of each
 document's vector to skembed's float32 torch vector (mean and worst
 document). Each row's ratio is to sentence-transformers re-timed on every
-4th document just before and just after that row (the faster of the two),
+8th document just before and just after that row (the faster of the two),
 so load from other processes hits both sides alike. Exports are built (or found in the export cache) in ``fit``,
 before the clock starts. sentence-transformers' ``backend="onnx"`` needs
 ``optimum``, which pins an older transformers, so it is not run here.
@@ -17,7 +17,7 @@ cache) for every skembed row, on ``--accuracy-docs`` documents.
 
 Example::
 
-    python benchmarks/bench_bert_backends.py                    # ~5 min on 2 cores
+    python benchmarks/bench_bert_backends.py                    # ~7 min on 2 quiet cores
     python benchmarks/bench_bert_backends.py --n-docs 200 --max-length 128
     python benchmarks/bench_bert_backends.py --accuracy
 """
@@ -151,7 +151,7 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
-        "--probe-every", type=int, default=4, help="ST re-timed on every k-th doc per row"
+        "--probe-every", type=int, default=8, help="ST re-timed on every k-th doc per row"
     )
     parser.add_argument(
         "--backends", nargs="+", default=["torch", "onnx", "openvino"], help="skembed rows to run"

@@ -37,12 +37,14 @@ import copy
 import hashlib
 import importlib
 import importlib.metadata
+import io
 import json
 import os
 import shutil
 import threading
 import uuid
 import warnings
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -355,6 +357,8 @@ def _build_onnx(encoder, layers, layer_combine, input_names, quantize, out):
 
 
 def _build_openvino(encoder, layers, layer_combine, input_names, quantize, calibration, out):
+    import logging
+
     import openvino as ov
 
     raw = out / "raw.onnx"
@@ -367,7 +371,9 @@ def _build_openvino(encoder, layers, layer_combine, input_names, quantize, calib
         import nncf
 
         feeds = calibration(input_names)
-        with warnings.catch_warnings():
+        nncf.set_log_level(logging.ERROR)  # no notices from a library call, and no progress
+        sink = io.StringIO()  # bars (nncf draws them with rich on stdout, unconditionally)
+        with warnings.catch_warnings(), redirect_stdout(sink), redirect_stderr(sink):
             warnings.simplefilter("ignore")
             model = nncf.quantize(
                 model,

@@ -56,7 +56,8 @@ BACKENDS = ("torch", "onnx", "openvino")
 EXPORT_VERSION = 1
 OPSET = 17
 #: what each backend imports (the last ``openvino`` entry only for ``quantize="int8"``)
-_PACKAGES = {"onnx": ("onnxruntime", "onnx"), "openvino": ("openvino", "nncf")}
+#: (torch's exporter itself needs ``onnx``; onnxscript is not needed by the TorchScript path)
+_PACKAGES = {"onnx": ("onnxruntime", "onnx"), "openvino": ("openvino", "onnx", "nncf")}
 _RUNNERS: dict = {}
 _FILE_HASHES: dict = {}
 _LOCK = threading.RLock()

@@ -157,7 +157,8 @@ class BertPooledEmbedder(
         ``"auto"`` uses a GPU when one is present (as sentence-transformers),
         else the CPU. Resolved in ``fit`` into ``device_``.
     n_jobs : int or None, default=None
-        Torch intra-op threads during ``transform``. ``None``:
+        Torch intra-op threads during ``transform`` (with ``backend="onnx"``
+        or ``"openvino"``: the session's threads, set in ``fit``). ``None``:
         ``OMP_NUM_THREADS`` if set, else every core (see
         :func:`skembed.base.resolve_n_jobs`).
     verbose : int, default=0

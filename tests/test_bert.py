@@ -446,3 +446,18 @@ def test_oracle_equals_sentence_transformers_on_bbc_news():
     )
     assert ours.shape == ref.shape == (len(docs), 384)
     assert np.abs(ours - ref).max() < 1e-5
+
+
+def test_loaded_pair_key_tells_tokenizers_of_one_vocabulary_apart(tiny):
+    """Same weights and vocabulary size, different casing: two weight-cache entries, and the
+    lower-casing tokenizer maps "Cat" and "cat" to one id while the cased one does not."""
+    from transformers import BertTokenizer
+
+    from skembed.text._hf import resolve_model
+
+    model, tok = tiny
+    cased = BertTokenizer(vocab=tok.get_vocab(), do_lower_case=False)
+    assert len(cased) == len(tok)
+    assert resolve_model((model, tok)).key != resolve_model((model, cased)).key
+    assert resolve_model((model, tok)).key == resolve_model((model, tok)).key
+    assert tok("Cat")["input_ids"] != cased("Cat")["input_ids"]

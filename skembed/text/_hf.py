@@ -150,7 +150,7 @@ def _fingerprint(model, tokenizer):
     if config is not None:
         h.update(config.to_json_string(use_diff=False).encode())
     h.update(type(model).__name__.encode())
-    h.update(str(len(tokenizer)).encode() if hasattr(tokenizer, "__len__") else b"")
+    h.update(_tokenizer_identity(tokenizer))
     for name, tensor in model.state_dict().items():
         h.update(name.encode())
         h.update(str(tuple(tensor.shape)).encode())
@@ -159,6 +159,21 @@ def _fingerprint(model, tokenizer):
             flat = flat.float()
         h.update(flat.cpu().numpy().tobytes())
     return h.hexdigest()
+
+
+def _tokenizer_identity(tokenizer):
+    """Bytes that change with the tokenizer's type, vocabulary, normalisation and special tokens
+    (two tokenizers of one vocabulary size but different casing must not share a cache entry)."""
+    parts = [type(tokenizer).__name__]
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None and hasattr(backend, "to_str"):
+        parts.append(backend.to_str())  # the whole fast-tokenizer pipeline as JSON
+    else:
+        vocab = tokenizer.get_vocab() if hasattr(tokenizer, "get_vocab") else {}
+        parts.append(json.dumps(sorted(vocab.items()), ensure_ascii=False))
+        parts.append(repr(sorted(getattr(tokenizer, "init_kwargs", {}).items())))
+    parts.append(repr(getattr(tokenizer, "all_special_tokens", ())))
+    return "\x00".join(parts).encode("utf-8", "surrogatepass")
 
 
 def resolve_model(model):

@@ -357,8 +357,7 @@ class StaticEmbedder(
 
         source = resolve_model(self.model)
         encoder = load_encoder(source, device=device)
-        # a given (model, tokenizer) pair: its own tokenizer (the weight cache's key does not
-        # tell tokenizers of the same size apart)
+        # a given (model, tokenizer) pair: exactly the tokenizer object the user passed
         tokenizer = source.objects[1] if source.kind == "object" else encoder.tokenizer
         if not getattr(tokenizer, "is_fast", False):
             raise ValueError(

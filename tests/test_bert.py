@@ -37,11 +37,13 @@ def tiny():
     return build_tiny()
 
 
-def build_tiny():
-    """A randomly initialised 2-layer BertModel (width 32) and a tokenizer from vocab.txt."""
+def build_tiny(n_vocab=None):
+    """A randomly initialised 2-layer BertModel (width 32) and a tokenizer from vocab.txt
+    (its first ``n_vocab`` entries; all by default)."""
     from transformers import BertConfig, BertModel, BertTokenizer
 
-    vocab = {w: i for i, w in enumerate((MODEL_DIR / "vocab.txt").read_text().splitlines())}
+    lines = (MODEL_DIR / "vocab.txt").read_text().splitlines()[:n_vocab]
+    vocab = {w: i for i, w in enumerate(lines)}
     tok = BertTokenizer(vocab=vocab)
     config = BertConfig(
         vocab_size=len(vocab),

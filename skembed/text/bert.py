@@ -462,7 +462,11 @@ class BertPooledEmbedder(
             "model": self._source.key,
             "revision": self.revision,
             "dtype": str(self.torch_dtype),
-            "quantize": self.quantize,
+            # torch int8 keeps the FFN down-projections in float32 since skembed 0.3: vectors
+            # cached by the older all-linear int8 must not be served for it
+            "quantize": "int8-ffn-down-fp32"
+            if self.quantize == "int8" and self.backend == "torch"
+            else self.quantize,
             "max_length": self.max_length_,
             **({"backend": self.backend} if self.backend != "torch" else {}),
             **({"calibration": self._calibration_key()} if self._calibrated() else {}),

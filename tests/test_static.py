@@ -178,6 +178,20 @@ def test_both_adds_multi_piece_words_after_the_model_vocabulary(tiny):
     assert len(both.tokenizer_.encode("xylophone").tokens) > 1  # unseen: word pieces as before
 
 
+@pytest.mark.parametrize("backend", ["onnx", "openvino"])
+def test_exported_teacher_backend_gives_the_torch_vectors(tiny_dir, backend, tmp_path, monkeypatch):
+    """The teacher's passes on an exported backend: the same table as torch's, to float32
+    rounding of the export, and a row cache of its own (no mixing with torch's rows)."""
+    pytest.importorskip("onnxruntime" if backend == "onnx" else "openvino")
+    monkeypatch.setenv("SKEMBED_CACHE_DIR", str(tmp_path))
+    ref = make(tiny_dir).fit(DOCS)
+    est = make(tiny_dir, backend=backend).fit(DOCS)
+    np.testing.assert_allclose(est.wv_.vectors, ref.wv_.vectors, atol=2e-4)
+    assert np.abs(est.wv_.vectors - ref.wv_.vectors).max() > 0  # its own rows, not torch's
+    with pytest.raises(ValueError, match="CPU only"):
+        make(tiny_dir, backend=backend, device="cuda").fit(DOCS)
+
+
 # ----------------------------------------------------------------------------- model2vec
 @pytest.mark.parametrize(("pooling", "m2v_pooling"), [("mean", "mean"), ("cls", "first")])
 def test_fit_equals_model2vec_distill(tiny, tiny_dir, pooling, m2v_pooling):

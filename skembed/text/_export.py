@@ -63,6 +63,45 @@ _FILE_HASHES: dict = {}
 _LOCK = threading.RLock()
 
 
+def resolve_backend_device(backend, device, torch_dtype, quantize=None):
+    """The device an estimator's ``fit`` runs ``backend`` on, after :func:`check_backend`.
+
+    ``device="auto"`` means the CPU for the exported backends (they run on the CPU only).
+
+    Parameters
+    ----------
+    backend : {"torch", "onnx", "openvino"}
+    device : str or torch.device
+        The estimator's ``device`` parameter.
+    torch_dtype : str
+    quantize : {None, "int8"}
+
+    Returns
+    -------
+    device : str
+        As :func:`skembed.base.resolve_device` gives it.
+
+    Raises
+    ------
+    ImportError, ValueError
+        As :func:`check_backend`, and for an unavailable device.
+    """
+    from ..base import resolve_device
+
+    if backend != "torch" and str(device) == "auto":
+        device = "cpu"
+    check_backend(backend, str(device), torch_dtype, quantize)
+    return resolve_device(device)
+
+
+def input_names(tokenizer):
+    """The encoder inputs an export takes, in its order: ids, mask, and token types if used."""
+    names = ("input_ids", "attention_mask")
+    if "token_type_ids" in getattr(tokenizer, "model_input_names", ()):
+        names += ("token_type_ids",)
+    return names
+
+
 def check_backend(backend, device, torch_dtype, quantize=None):
     """Refuse a backend whose packages are missing or that cannot run the settings.
 

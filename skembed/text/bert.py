@@ -349,10 +349,9 @@ class BertPooledEmbedder(
             a parameter does not fit the model (see the class docstring).
         """
         documents = self._check_documents(X)
-        exported = self.backend != "torch"
-        device = "cpu" if exported and str(self.device) == "auto" else self.device
-        _export.check_backend(self.backend, str(device), self.torch_dtype, self.quantize)
-        device = resolve_device(device)
+        device = _export.resolve_backend_device(
+            self.backend, self.device, self.torch_dtype, self.quantize
+        )
         texts = self._texts(documents)
         # openvino int8 calibrates on an evenly spaced sample of <= 128 distinct fit documents
         unique = list(dict.fromkeys(texts)) if self._calibrated() else []
@@ -384,7 +383,7 @@ class BertPooledEmbedder(
         self._setup(encoder)
         self._runner = None
         if self.backend != "torch":
-            names = ("input_ids", "attention_mask") + ("token_type_ids",) * self._use_token_types
+            names = _export.input_names(self.tokenizer_)
             self._runner = _export.load_runner(
                 encoder,
                 self.backend,
@@ -450,9 +449,7 @@ class BertPooledEmbedder(
         self._n_features_out = (
             width * len(self.layers_) if self.layer_combine == "concat" else width
         )
-        self._use_token_types = "token_type_ids" in getattr(
-            self.tokenizer_, "model_input_names", ()
-        )
+        self._use_token_types = "token_type_ids" in _export.input_names(self.tokenizer_)
         pad = self.tokenizer_.pad_token_id
         self._pad_id = int(pad) if pad is not None else 0
 

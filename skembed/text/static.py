@@ -26,7 +26,7 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, progress, resolve_device
+from ..base import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, progress
 from ..keyedvectors import KeyedVectors
 from ._base import TextEmbedderMixin
 from ._hf import DEFAULT_MODEL
@@ -351,14 +351,10 @@ class StaticEmbedder(
         """
         if is_model2vec_dir(self.model):
             device = None
-        elif self.backend != "torch":
+        else:
             from . import _export
 
-            device = "cpu" if str(self.device) == "auto" else self.device
-            _export.check_backend(self.backend, str(device), "float32", None)
-            device = resolve_device(device)
-        else:
-            device = resolve_device(self.device)
+            device = _export.resolve_backend_device(self.backend, self.device, "float32")
         texts = self._texts(self._check_documents(X))
         if device is None:
             state = _state_from_dir(self.model)
@@ -523,9 +519,7 @@ class StaticEmbedder(
         from ..base import resolve_n_jobs
         from . import _export
 
-        names = ("input_ids", "attention_mask")
-        if "token_type_ids" in getattr(encoder.tokenizer, "model_input_names", ()):
-            names += ("token_type_ids",)
+        names = _export.input_names(encoder.tokenizer)
         runner = _export.load_runner(
             encoder,
             self.backend,

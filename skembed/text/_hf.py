@@ -62,6 +62,10 @@ _TOKENIZER_FILES = (
 )
 _DTYPES = ("float32", "float16", "bfloat16")
 
+#: names the method of torch's ``quantize="int8"`` below; it is part of the embedding cache's
+#: key, so vectors of an earlier method (all linear layers quantised) are never served for it
+TORCH_INT8_METHOD = "int8-per-channel-ffn-down-fp32"
+
 _CACHE: dict = {}
 #: weight loads (cache misses of :func:`load_encoder`) in this process: one per model and
 #: process is the contract Dask workers rely on (read it with :func:`model_load_count`)

@@ -31,6 +31,7 @@ from ._base import TextEmbedderMixin
 from ._embedding_cache import EmbeddingCache, get_cache, text_hash
 from ._hf import (
     DEFAULT_MODEL,
+    TORCH_INT8_METHOD,
     LoadedEncoder,
     export_weights,
     load_encoder,
@@ -459,9 +460,7 @@ class BertPooledEmbedder(
             "model": self._source.key,
             "revision": self.revision,
             "dtype": str(self.torch_dtype),
-            # torch int8 keeps the FFN down-projections in float32 since skembed 0.3: vectors
-            # cached by the older all-linear int8 must not be served for it
-            "quantize": "int8-ffn-down-fp32"
+            "quantize": TORCH_INT8_METHOD
             if self.quantize == "int8" and self.backend == "torch"
             else self.quantize,
             "max_length": self.max_length_,

@@ -17,6 +17,7 @@ torch and transformers are imported inside the functions only.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import importlib.util
@@ -380,9 +381,10 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
         _check_encoder_config(config, repr(source.location))
         try:
             tokenizer = AutoTokenizer.from_pretrained(source.location, **kwargs)
-            model = AutoModel.from_pretrained(
-                source.location, config=config, dtype=compute_dtype, **kwargs
-            )
+            with _quiet_weight_loading():
+                model = AutoModel.from_pretrained(
+                    source.location, config=config, dtype=compute_dtype, **kwargs
+                )
         except OSError as exc:
             raise _not_found(source, revision, exc) from None
         model = model.to(device)
@@ -393,6 +395,21 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
     max_length = _max_length(source, tokenizer, config, revision)
     n_hidden = int(getattr(config, "num_hidden_layers", 0)) + 1
     return LoadedEncoder(model, tokenizer, max_length, source, int(config.hidden_size), n_hidden)
+
+
+@contextlib.contextmanager
+def _quiet_weight_loading():
+    """No "Loading weights" progress bar from transformers (a model loads once per process and
+    its bar cluttered ``skembed compare``'s output); the user's setting is restored after."""
+    from transformers.utils import logging as hf_logging
+
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()
 
 
 def _not_found(source, revision, exc):

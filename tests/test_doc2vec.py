@@ -313,6 +313,8 @@ def test_bbc_news_accuracy_at_least_gensim_inferred():
 
     X, y = load_bbc_news()
     ours = _bbc_accuracy(Doc2VecTransformer(random_state=0, n_jobs=2), X, y)
-    gensim = _bbc_accuracy(_gensim_reference()(dm=0, epochs=10, workers=2, seed=0), X, y)
-    assert ours > 0.95  # measured 0.96x (PV-DBOW, 10 epochs)
+    # workers=1: gensim with two workers is not reproducible (seed 0 drew 0.9596 and 0.9604
+    # in two runs); with one it is (seeds 0, 1, 2: 0.9627, 0.9609, 0.9627).
+    gensim = _bbc_accuracy(_gensim_reference()(dm=0, epochs=10, workers=1, seed=0), X, y)
+    assert ours > 0.95  # measured 0.9613 (PV-DBOW, 10 epochs)
     assert ours >= gensim - 0.005

@@ -55,27 +55,41 @@ def test_cbow_quality_on_bbc(bbc_texts, gensim_datapath):
 
 @pytest.mark.slow
 def test_quality_matches_gensim_on_bbc(sg_bbc, bbc_texts, gensim_datapath):
+    """Mean Spearman over three seeds on each side, within 0.03 of gensim's.
+
+    One run per side is too noisy on BBC's small vocabulary: over seeds 0-5 the SimLex
+    score moves by 0.018 for skembed and 0.014 for gensim, and gensim with ``workers=2`` is
+    not reproducible at all (a CI run drew 0.147 against the 0.138 mean). gensim therefore
+    runs with ``workers=1``, which makes both sides deterministic, and each side is
+    averaged over seeds 0-2. Measured means (seeds 0-5): skembed 0.246 WordSim / 0.123
+    SimLex, gensim 0.199 / 0.138.
+    """
     gensim = pytest.importorskip("gensim.models")
     from skembed import KeyedVectors
 
     docs = [sg_bbc._analyzer()(t) for t in bbc_texts]
-    ref = gensim.Word2Vec(
-        docs,
-        vector_size=100,
-        window=5,
-        min_count=5,
-        sample=1e-3,
-        negative=5,
-        sg=1,
-        workers=2,
-        epochs=5,
-        seed=0,
-    )
-    ref_kv = KeyedVectors(ref.wv.vectors, ref.wv.index_to_key)
-    for name in ["wordsim353.tsv", "simlex999.txt"]:
-        ours = word_similarity(sg_bbc.wv_, gensim_datapath(name))["spearman"]
-        theirs = word_similarity(ref_kv, gensim_datapath(name))["spearman"]
-        assert ours > theirs - 0.03, (name, ours, theirs)
+    names = ["wordsim353.tsv", "simlex999.txt"]
+    ours, theirs = [], []
+    for seed in range(3):
+        model = sg_bbc if seed == 0 else Word2VecTransformer(sg=1, n_jobs=2, random_state=seed).fit(bbc_texts)
+        ref = gensim.Word2Vec(
+            docs,
+            vector_size=100,
+            window=5,
+            min_count=5,
+            sample=1e-3,
+            negative=5,
+            sg=1,
+            workers=1,
+            epochs=5,
+            seed=seed,
+        )
+        ref_kv = KeyedVectors(ref.wv.vectors, ref.wv.index_to_key)
+        ours.append([word_similarity(model.wv_, gensim_datapath(n))["spearman"] for n in names])
+        theirs.append([word_similarity(ref_kv, gensim_datapath(n))["spearman"] for n in names])
+    ours, theirs = np.mean(ours, axis=0), np.mean(theirs, axis=0)
+    for name, o, t in zip(names, ours, theirs):
+        assert o > t - 0.03, (name, o, t)
     assert set(sg_bbc.wv_.index_to_key) == set(ref.wv.index_to_key)
 
 

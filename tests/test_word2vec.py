@@ -88,7 +88,7 @@ def test_quality_matches_gensim_on_bbc(sg_bbc, bbc_texts, gensim_datapath):
         ours.append([word_similarity(model.wv_, gensim_datapath(n))["spearman"] for n in names])
         theirs.append([word_similarity(ref_kv, gensim_datapath(n))["spearman"] for n in names])
     ours, theirs = np.mean(ours, axis=0), np.mean(theirs, axis=0)
-    for name, o, t in zip(names, ours, theirs):
+    for name, o, t in zip(names, ours, theirs, strict=True):
         assert o > t - 0.03, (name, o, t)
     assert set(sg_bbc.wv_.index_to_key) == set(ref.wv.index_to_key)
 

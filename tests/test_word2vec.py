@@ -71,7 +71,11 @@ def test_quality_matches_gensim_on_bbc(sg_bbc, bbc_texts, gensim_datapath):
     names = ["wordsim353.tsv", "simlex999.txt"]
     ours, theirs = [], []
     for seed in range(3):
-        model = sg_bbc if seed == 0 else Word2VecTransformer(sg=1, n_jobs=2, random_state=seed).fit(bbc_texts)
+        model = (
+            sg_bbc
+            if seed == 0
+            else Word2VecTransformer(sg=1, n_jobs=2, random_state=seed).fit(bbc_texts)
+        )
         ref = gensim.Word2Vec(
             docs,
             vector_size=100,

@@ -115,6 +115,15 @@ def test_transform_is_the_mean_of_the_token_rows(tiny):
     np.testing.assert_allclose(est.transform([DOCS[1]])[0], est.wv_.vectors[ids].mean(0), rtol=1e-5)
 
 
+def test_lone_surrogates_are_replaced_not_a_crash(tiny):
+    """Text read with errors="surrogateescape" embeds as U+FFFD (tokenizers refuse surrogates)."""
+    est = make(tiny, vocabulary="both", min_count=1).fit(["abc \udcff def", DOCS[0]])
+    out = est.transform(["abc \udcff def", "abc \ufffd def", ["abc", "\udcff", "def"]])
+    np.testing.assert_array_equal(out[0], out[1])
+    np.testing.assert_array_equal(out[2], out[1])
+    assert est.oov_rate(["\udcff"]) == est.oov_rate(["\ufffd"])
+
+
 def test_hand_computed_mean_on_a_tiny_table(tmp_path):
     from tokenizers import Tokenizer, models, pre_tokenizers
 

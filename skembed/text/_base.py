@@ -1,7 +1,8 @@
 """Base classes shared by the text estimators.
 
 ``TextEmbedderMixin`` holds what every text estimator has (tags, text-input
-parameter rules, the analyzer). ``BaseWordEmbedder`` is the base of every
+parameter rules, the analyzer); ``ModelTokenizedMixin`` extends it for the
+estimators whose model tokenizes the raw text. ``BaseWordEmbedder`` is the base of every
 estimator that learns word vectors (``wv_``) and pools them per document:
 a subclass implements ``_fit_word_vectors`` and gets ``fit``, ``transform``,
 pooling, unknown-word handling, :meth:`BaseWordEmbedder.oov_rate` and
@@ -10,6 +11,7 @@ pooling, unknown-word handling, :meth:`BaseWordEmbedder.oov_rate` and
 
 from __future__ import annotations
 
+import re
 from itertools import chain
 from numbers import Real
 
@@ -143,6 +145,30 @@ class TextEmbedderMixin:
             )
         out[empty] = np.nan if self.handle_unknown == "nan" else 0.0
         return out
+
+
+#: lone surrogate code points (what ``errors="surrogateescape"`` reading produces)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text):
+    """``text`` with lone surrogates replaced by U+FFFD (tokenizers cannot encode them)."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+class ModelTokenizedMixin(TextEmbedderMixin):
+    """Text estimators whose model's own tokenizer reads the documents (BERT pooling, static
+    vectors distilled from a transformer)."""
+
+    def _analyzer(self):
+        """Whitespace split: the model tokenizes text itself, and pre-tokenized documents are
+        joined with single spaces, so ``[d.split() for d in X]`` embeds exactly like ``X``."""
+        return str.split
+
+    def _texts(self, documents):
+        """Checked documents as the strings given to the tokenizer (pre-tokenized ones joined
+        with single spaces, lone surrogates replaced by U+FFFD)."""
+        return [clean_text(d if isinstance(d, str) else " ".join(d)) for d in documents]
 
 
 class BaseWordEmbedder(

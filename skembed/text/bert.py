@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import warnings
 from numbers import Integral
 
@@ -27,7 +26,7 @@ from ..base import (
     resolve_n_jobs,
 )
 from . import _export
-from ._base import TextEmbedderMixin
+from ._base import ModelTokenizedMixin
 from ._embedding_cache import EmbeddingCache, get_cache, text_hash
 from ._hf import (
     DEFAULT_MODEL,
@@ -43,17 +42,10 @@ __all__ = ["BertPooledEmbedder"]
 
 _POOLING = ("cls", "mean", "max", "mean_sqrt_len")
 _LAYER_COMBINE = ("mean", "sum", "concat")
-#: lone surrogate code points (what ``errors="surrogateescape"`` reading produces)
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _clean_text(text):
-    """``text`` with lone surrogates replaced by U+FFFD (tokenizers cannot encode them)."""
-    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 class BertPooledEmbedder(
-    TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+    ModelTokenizedMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 ):
     """Contextual document embeddings: a transformer encoder's token vectors, pooled.
 
@@ -320,11 +312,6 @@ class BertPooledEmbedder(
         self.handle_missing = handle_missing
         self.handle_unknown = handle_unknown
 
-    def _analyzer(self):
-        """Whitespace split: the model tokenizes text itself, and pre-tokenized documents are
-        joined with single spaces, so ``[d.split() for d in X]`` embeds exactly like ``X``."""
-        return str.split
-
     # ------------------------------------------------------------------ fit / load
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -477,10 +464,6 @@ class BertPooledEmbedder(
         ).hexdigest()
 
     # ------------------------------------------------------------------ transform
-    def _texts(self, documents):
-        """Checked documents as the strings given to the tokenizer."""
-        return [_clean_text(d if isinstance(d, str) else " ".join(d)) for d in documents]
-
     def _fitted_texts(self, X):
         check_is_fitted(self, "device_")
         documents = self._check_documents(X)

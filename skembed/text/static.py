@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, progress
 from ..keyedvectors import KeyedVectors
-from ._base import TextEmbedderMixin
+from ._base import ModelTokenizedMixin
 from ._hf import DEFAULT_MODEL
 from ._model2vec_io import (
     UNUSED_TOKEN,
@@ -122,7 +122,7 @@ def pca_scores(X, n_components):
 
 
 class StaticEmbedder(
-    TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+    ModelTokenizedMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 ):
     """Static token vectors distilled from a transformer; documents are the mean of theirs.
 
@@ -316,10 +316,6 @@ class StaticEmbedder(
         self.handle_missing = handle_missing
         self.handle_unknown = handle_unknown
         self.dtype = dtype
-
-    def _analyzer(self):
-        """Whitespace split: pre-tokenized documents are joined with single spaces."""
-        return str.split
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -613,9 +609,6 @@ class StaticEmbedder(
         save_model2vec(path, self.wv_.vectors, self.tokenizer_, config)
 
     # ------------------------------------------------------------------ transform
-    def _texts(self, documents):
-        return [d if isinstance(d, str) else " ".join(d) for d in documents]
-
     def _token_ids(self, texts):
         """Token ids of each text (unknown tokens dropped) as CSR parts: ids, indptr."""
         median = None

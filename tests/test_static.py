@@ -134,6 +134,11 @@ def test_hand_computed_mean_on_a_tiny_table(tmp_path):
     np.testing.assert_allclose(out[:2], [[1 / 3, 2.0], [0.0, 3.0]], rtol=1e-6)
     np.testing.assert_array_equal(out[2:], 0.0)  # unknown / empty -> zeros
     assert est.oov_rate(["a zzz", "b b"]) == 0.25
+    # max_length: model2vec first cuts at max_length * median token length characters
+    assert est.median_token_length_ == 1  # median of len("[UNK]"), len("a"), len("b")
+    # "a b b"[:3] == "a b": the mean of rows a and b (not of a, b, b as 3 tokens would be)
+    np.testing.assert_allclose(est.set_params(max_length=3).transform(["a b b"]), [[0.5, 1.5]])
+    est.set_params(max_length=None)
     assert np.isnan(est.set_params(handle_unknown="nan").transform(["zzz"])).all()
     with pytest.raises(ValueError, match="handle_unknown"):
         est.set_params(handle_unknown="error").transform(["a", "zzz"])

@@ -225,6 +225,10 @@ class StaticEmbedder(
         Variance share of each PCA component (None without PCA or when loaded).
     n_corpus_words_ : int
         Corpus words that got a vector of their own (0 for ``vocabulary="model"``).
+    median_token_length_ : int
+        Median length of the vocabulary's tokens in characters; with
+        ``max_length`` set, ``transform`` first cuts each text at
+        ``max_length * median_token_length_`` characters (as model2vec).
     oov_rate_ : float
         Fraction of the training documents' tokens that are unknown (NaN
         after :meth:`from_pretrained`, which sees no documents).
@@ -422,6 +426,7 @@ class StaticEmbedder(
             "explained_variance_ratio_": ratio,
             "n_corpus_words_": len(words),
             "teacher_": os.fspath(teacher),
+            "median_token_length_": _median_length(keys),
         }
 
     def _corpus_words(self, texts, backend, spec, keep):
@@ -611,10 +616,9 @@ class StaticEmbedder(
     # ------------------------------------------------------------------ transform
     def _token_ids(self, texts):
         """Token ids of each text (unknown tokens dropped) as CSR parts: ids, indptr."""
-        median = None
-        if self.max_length is not None:  # model2vec's character cut: max_length * median length
-            median = int(np.median([len(t) for t in self.wv_.index_to_key]))
-        return _encode(self.tokenizer_, self.unk_id_, texts, self.max_length, median)
+        return _encode(
+            self.tokenizer_, self.unk_id_, texts, self.max_length, self.median_token_length_
+        )
 
     def transform(self, X):
         """Embed each document as the mean vector of its known tokens.
@@ -687,6 +691,11 @@ def _special_affixes(tokenizer):
     return [], []  # pragma: no cover - a post-processor that rewrites the sequence itself
 
 
+def _median_length(tokens):
+    """Median token length in characters: model2vec cuts a text at ``max_length`` times it."""
+    return int(np.median([len(t) for t in tokens]))
+
+
 def _state_from_dir(path):
     vectors, tokenizer, config = load_model2vec(path)
     keys = [tok for tok, _ in sorted(tokenizer.get_vocab().items(), key=lambda kv: kv[1])]
@@ -697,6 +706,7 @@ def _state_from_dir(path):
         "explained_variance_ratio_": None,
         "n_corpus_words_": 0,
         "teacher_": str(config.get("tokenizer_name") or ""),
+        "median_token_length_": _median_length(keys),
         "config_": config,
     }
 

@@ -37,6 +37,7 @@ import sys
 import numpy as np
 
 from . import model_selection as ms
+from .model_selection._data import _take
 
 
 class UsageError(Exception):
@@ -74,7 +75,7 @@ def _subsample(X, y, limit, random_state):
     if limit is None or limit >= len(y):
         return X, y
     idx = np.sort(np.random.RandomState(random_state).choice(len(y), size=limit, replace=False))
-    return ms._take(X, idx), np.asarray(y)[idx]
+    return _take(X, idx), np.asarray(y)[idx]
 
 
 def load_data(args):
@@ -114,7 +115,7 @@ def load_data(args):
         data_name = "BBC News"
     keep, dropped = ms.usable_rows(X, labels, drop_empty_text=not tabular)
     idx = np.flatnonzero(keep)
-    X = ms._take(X, idx)
+    X = _take(X, idx)
     if tabular:
         X = X.reset_index(drop=True)
     y = np.asarray(labels, dtype=object)[idx].astype(str)

@@ -1,0 +1,46 @@
+"""Which embedding works best for my labelled data? Compare embedders, keep the winner.
+
+:func:`compare_embedders` cross-validates each embedder (text: TF-IDF, LSA,
+PPMI, Word2Vec, FastText, GloVe, BERT; tables: raw features, PCA,
+autoencoder, VAE; or any estimators you pass) over a small grid of its
+hyperparameters, always followed by the same downstream classifier
+(:func:`downstream_classifier`), and returns a :class:`pandas.DataFrame`
+shaped like scikit-learn's ``cv_results_`` (one row per embedder and
+candidate). With ``return_best=True`` it also returns each embedder's best
+pipeline refitted on all the data; :func:`save_pipeline` writes one in a
+format that loads without executing code (skops), :func:`load_pipeline`
+reads it back. ``skembed compare`` is a command-line front end to these.
+
+Why a scaler and a grid over ``C`` downstream: a linear model with a fixed
+regularisation strength on unscaled features ranks embeddings partly by their
+norm (small vectors are over-regularised), which is not what a leaderboard of
+embeddings should measure. Standardising dense features and searching ``C``
+(:data:`DOWNSTREAM_CS`) with each embedder's own grid gives every embedder the
+same, fair classifier. The search costs about what one fixed-``C`` fit on
+unscaled features cost before (standardised problems converge in fewer
+iterations), and the embedding is computed once per fold for all values of
+``C``. The measurements behind these choices are in ``docs/compare.md``.
+"""
+
+from ._compare import compare_embedders
+from ._data import check_classification_data, usable_rows
+from ._downstream import DOWNSTREAM_CS, DOWNSTREAM_DESCRIPTION, downstream_classifier
+from ._persistence import load_pipeline, save_pipeline
+from ._registry import EMBEDDERS, EmbedderSpec, default_embedders
+from ._report import format_leaderboard, leaderboard
+
+__all__ = [
+    "DOWNSTREAM_CS",
+    "DOWNSTREAM_DESCRIPTION",
+    "EMBEDDERS",
+    "EmbedderSpec",
+    "check_classification_data",
+    "compare_embedders",
+    "default_embedders",
+    "downstream_classifier",
+    "format_leaderboard",
+    "leaderboard",
+    "load_pipeline",
+    "save_pipeline",
+    "usable_rows",
+]

@@ -1,0 +1,118 @@
+"""Checks of the data a comparison is run on."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def _n_rows(X):
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def _take(X, idx):
+    if hasattr(X, "iloc"):
+        return X.iloc[idx]
+    if hasattr(X, "shape"):
+        return X[idx]
+    return [X[i] for i in idx]
+
+
+def _missing(values):
+    try:
+        import pandas as pd
+
+        return np.asarray(pd.isna(values), dtype=bool)
+    except ImportError:  # pragma: no cover - pandas comes with skembed[all]
+        return np.array([v is None or (isinstance(v, float) and v != v) for v in values])
+
+
+def usable_rows(X, y, *, drop_empty_text=False):
+    """Which rows can be compared: a label, and (optionally) non-empty text.
+
+    Parameters
+    ----------
+    X : list of str, array-like or pandas.DataFrame, n_rows long
+    y : array-like of shape (n_rows,)
+    drop_empty_text : bool, default=False
+        Also drop documents that are missing or only whitespace (``X`` a list of str).
+
+    Returns
+    -------
+    keep : numpy.ndarray of bool, shape (n_rows,)
+    dropped : dict of str to int
+        ``{"missing label": n, "empty text": m}`` (rows counted once, under
+        the first reason that applies).
+
+    Examples
+    --------
+    >>> from skembed.model_selection import usable_rows
+    >>> keep, dropped = usable_rows(["a b", "  ", "c"], ["x", "y", None], drop_empty_text=True)
+    >>> keep.tolist(), dropped
+    ([True, False, False], {'missing label': 1, 'empty text': 1})
+    """
+    no_label = _missing(np.asarray(y, dtype=object))
+    keep = ~no_label
+    dropped = {"missing label": int(no_label.sum())}
+    if drop_empty_text:
+        empty = np.array([not (isinstance(d, str) and d.strip()) for d in X], dtype=bool) & keep
+        keep &= ~empty
+        dropped["empty text"] = int(empty.sum())
+    return keep, dropped
+
+
+def check_classification_data(y, cv):
+    """Check that ``y`` can be cross-validated with ``cv`` stratified folds.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_rows,)
+        Labels (no missing values).
+    cv : int or cross-validation splitter
+        Only an int is checked.
+
+    Raises
+    ------
+    ValueError
+        With one sentence naming the problem and the fix: no rows, a single
+        class, ``cv < 2``, or a class with fewer rows than ``cv``.
+
+    Examples
+    --------
+    >>> from skembed.model_selection import check_classification_data
+    >>> check_classification_data(["a", "a", "b"], cv=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: Class 'b' has only 1 row: cv=2 needs at least 2 rows in every class; add rows of that class.
+    """
+    y = np.asarray(y, dtype=object)
+    if len(y) == 0:
+        raise ValueError(
+            "There are no rows to compare: give labelled data with at least 2 classes."
+        )
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
+        if cv < 2:
+            raise ValueError(
+                f"cv={cv}: cross-validation needs at least 2 folds: use cv >= 2 (5 is usual)."
+            )
+    elif not hasattr(cv, "split"):
+        raise ValueError(f"cv must be an int >= 2 or a cross-validation splitter, got {cv!r}.")
+    classes, counts = np.unique(y.astype(str), return_counts=True)
+    if len(classes) < 2:
+        raise ValueError(
+            f"All {len(y)} rows have the label {str(classes[0])!r}: a classifier needs at least 2 classes; "
+            "check the label column."
+        )
+    smallest = int(np.argmin(counts))
+    name, n = str(classes[smallest]), int(counts[smallest])
+    if not isinstance(cv, numbers.Integral):
+        return
+    if n < cv:
+        fix = (
+            f"use cv={n} or less, or add rows of that class" if n >= 2 else "add rows of that class"
+        )
+        raise ValueError(
+            f"Class {name!r} has only {n} row{'s' * (n != 1)}: cv={cv} needs at least {cv} "
+            f"rows in every class; {fix}."
+        )

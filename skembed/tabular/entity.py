@@ -967,10 +967,14 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
         super().__setstate__(state)
         if packed is None:
             return
-        import torch
-
+        from ..nn._checked import build_checked
         from ..nn.entity import EntityEmbeddingNet
 
-        model = EntityEmbeddingNet(**packed["config"])
-        model.load_state_dict({k: torch.from_numpy(v) for k, v in packed["state_dict"].items()})
-        self.model_ = model.eval()
+        if not isinstance(packed, dict) or not isinstance(packed.get("config"), dict):
+            raise ValueError(
+                "EntityEmbedder: the stored model is damaged or was not written by skembed."
+            )
+        config = packed["config"]
+        self.model_ = build_checked(
+            lambda: EntityEmbeddingNet(**config), packed.get("state_dict"), "EntityEmbedder"
+        )

@@ -32,6 +32,7 @@ from ._hf import (
     DEFAULT_MODEL,
     TORCH_INT8_METHOD,
     LoadedEncoder,
+    StoredWeightsError,
     export_weights,
     load_encoder,
     rebuild_from_weights,
@@ -796,6 +797,8 @@ class BertPooledEmbedder(
         self.device_ = device
         try:
             self._load(device, stored)
+        except StoredWeightsError:  # damaged or crafted stored weights: refused, not retried
+            raise
         except Exception as exc:  # noqa: BLE001 - reported, retried at transform
             warnings.warn(
                 f"BertPooledEmbedder could not reload its model after unpickling ({exc}); "

@@ -598,6 +598,17 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
+        import pandas as pd
+
+        labels = np.asarray(y, dtype=object).ravel() if np.ndim(y) <= 2 else None
+        if labels is not None and labels.dtype == object:
+            missing = np.flatnonzero(pd.isna(labels))
+            if missing.size:
+                raise ValueError(
+                    f"y has {missing.size} missing label(s) (None, NaN or pd.NA), the first at "
+                    f"position {missing[0]}; drop those rows or fill them before fitting "
+                    f"{type(self).__name__}."
+                )
         y = column_or_1d(y, warn=True)
         check_consistent_length(np.empty(n_samples), y)
         kind = self.target_type
@@ -621,6 +632,12 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
         if np.asarray(y).dtype.kind == "f" and not np.isfinite(y).all():
             raise ValueError("Input y contains NaN or infinity.")
         classes, target = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(
+                f"y has a single class ({classes[0]!r}): {type(self).__name__} learns its "
+                "embeddings by predicting y, which needs at least 2 classes. Fit on data with "
+                "several classes, or give a continuous target with target_type='continuous'."
+            )
         if kind == "binary" and classes.size > 2:
             raise ValueError(
                 f"target_type='binary' but y has {classes.size} classes; use 'multiclass'."
@@ -651,8 +668,9 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
             (a ``ValueError``) if the loss becomes NaN or infinite; lower ``learning_rate``.
         ValueError
             If ``X`` is empty, has no categorical column, a numeric column
-            that is not numeric or has infinity, or ``y`` is missing or of an
-            unsupported type.
+            that is not numeric or has infinity, or ``y`` is missing, of an
+            unsupported type, holds missing labels (None, NaN, ``pd.NA``; the
+            message gives the first position) or a single class.
         """
         self._fit(X, y, crossfit=False)
         return self

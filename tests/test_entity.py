@@ -390,7 +390,7 @@ def _city_frame():
 
 def test_single_class_target_is_refused():
     # was fitted silently with classes_ == [0]: a net trained to predict a constant
-    with pytest.raises(ValueError, match="single class.*at least 2 classes"):
+    with pytest.raises(ValueError, match="only one class.*at least 2 classes"):
         EntityEmbedder(epochs=1).fit(_city_frame(), [0] * 20)
 
 

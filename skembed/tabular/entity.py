@@ -598,18 +598,17 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
-        import pandas as pd
+        y = column_or_1d(y, warn=True)
+        if y.dtype == object:
+            import pandas as pd
 
-        labels = np.asarray(y, dtype=object).ravel() if np.ndim(y) <= 2 else None
-        if labels is not None and labels.dtype == object:
-            missing = np.flatnonzero(pd.isna(labels))
+            missing = np.flatnonzero(pd.isna(y))
             if missing.size:
                 raise ValueError(
                     f"y has {missing.size} missing label(s) (None, NaN or pd.NA), the first at "
                     f"position {missing[0]}; drop those rows or fill them before fitting "
                     f"{type(self).__name__}."
                 )
-        y = column_or_1d(y, warn=True)
         check_consistent_length(np.empty(n_samples), y)
         kind = self.target_type
         if kind == "auto":
@@ -634,7 +633,7 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
         classes, target = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise ValueError(
-                f"y has a single class ({classes[0]!r}): {type(self).__name__} learns its "
+                f"y has only one class ({classes[0]!r}): {type(self).__name__} learns its "
                 "embeddings by predicting y, which needs at least 2 classes. Fit on data with "
                 "several classes, or give a continuous target with target_type='continuous'."
             )

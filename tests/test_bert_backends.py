@@ -231,6 +231,45 @@ def test_concurrent_builders_use_the_winners_export(tmp_path, monkeypatch):
     assert len(calls) == 2
 
 
+def test_stale_temporary_exports_are_removed_by_the_next_export(tmp_path, monkeypatch):
+    """A killed export left ``exports/.tmp-*`` (87 MB for MiniLM) forever; now the next export
+    removes those older than the bound and not locked by a live builder."""
+    import os
+    import time
+
+    monkeypatch.setenv("SKEMBED_CACHE_DIR", str(tmp_path))
+    root = tmp_path / "exports"
+    old = time.time() - _export.STALE_EXPORT_SECONDS - 60
+
+    def temporary(name, age, locked=False):
+        path = root / name
+        path.mkdir(parents=True)
+        (path / "model.onnx").write_bytes(b"half written")
+        handle = _export._lock(path / _export._LOCK_NAME, blocking=True) if locked else None
+        os.utime(path, (age, age))
+        return path, handle
+
+    killed, _ = temporary(".tmp-killed", old)
+    live, handle = temporary(".tmp-live", old, locked=True)  # a builder still at work
+    fresh, _ = temporary(".tmp-fresh", time.time())  # a builder that just started
+    try:
+        path = _export._cached_export(
+            {"backend": "onnx", "x": 2}, lambda o: (o / "model.onnx").write_bytes(b"ok")
+        )
+        assert not killed.exists()
+        assert live.exists() and fresh.exists()
+        assert sorted(p.name for p in root.iterdir()) == sorted([path.name, live.name, fresh.name])
+        assert (
+            _export._LOCK_NAME
+            not in _export.json.loads((path / "manifest.json").read_text())["files"]
+        )
+    finally:
+        handle.close()
+    # once its builder is gone, the formerly locked one goes too
+    removed = _export._remove_stale_temporaries(root, max_age=0)
+    assert sorted(removed) == sorted([live.name, fresh.name])
+
+
 def test_clone_reuses_the_session_and_pickle_reloads_it(tiny_dir):
     pytest.importorskip("onnxruntime")
     est = make(tiny_dir, backend="onnx").fit(DOCS)

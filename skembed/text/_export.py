@@ -27,7 +27,9 @@ the loaded objects' fingerprint) and every export setting. A directory is
 built under a temporary name and renamed into place (atomic; a process that
 loses the race uses the winner's), and its ``manifest.json`` (the sha256 of
 every file) is written last and verified on load: a corrupt or half-written
-export is removed, rebuilt and never loaded. Sessions are cached in-process,
+export is removed, rebuilt and never loaded. A builder holds an exclusive
+``flock`` on its temporary directory; one left by a killed process (unlocked,
+untouched for ``STALE_EXPORT_SECONDS``) is removed by the next export. Sessions are cached in-process,
 so ``clone()`` and the folds of a grid search share one.
 """
 
@@ -42,6 +44,7 @@ import json
 import os
 import shutil
 import threading
+import time
 import uuid
 import warnings
 from contextlib import redirect_stderr, redirect_stdout
@@ -60,6 +63,10 @@ OPSET = 17
 _PACKAGES = {"onnx": ("onnxruntime", "onnx"), "openvino": ("openvino", "onnx", "nncf")}
 _RUNNERS: dict = {}
 _FILE_HASHES: dict = {}
+#: a temporary export directory (``exports/.tmp-*``) untouched this long, and not locked by a
+#: live builder, was left by a killed process and is removed by the next export
+STALE_EXPORT_SECONDS = 3600.0
+_LOCK_NAME = ".building.lock"
 _LOCK = threading.RLock()
 
 
@@ -235,6 +242,47 @@ def _verify(path):
         return False
 
 
+def _lock(path, blocking):
+    """An open file holding an exclusive ``flock`` on ``path``, or None if another holds it
+    (always a file where ``fcntl`` is missing: the age bound alone then decides)."""
+    handle = open(path, "a+b")  # noqa: SIM115 - the lock lives as long as the handle
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return handle
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except OSError:
+        handle.close()
+        return None
+    return handle
+
+
+def _remove_stale_temporaries(root, max_age=None):
+    """Remove ``root/.tmp-*`` directories left by killed builders (older than ``max_age``
+    seconds and not locked by a live builder); returns their names."""
+    max_age = STALE_EXPORT_SECONDS if max_age is None else max_age
+    removed = []
+    now = time.time()
+    for tmp in root.glob(".tmp-*"):
+        try:
+            if not tmp.is_dir() or now - tmp.stat().st_mtime < max_age:
+                continue
+            lock_file = tmp / _LOCK_NAME
+            handle = _lock(lock_file, blocking=False) if lock_file.exists() else None
+            if lock_file.exists() and handle is None:
+                continue  # a builder is still writing it
+        except OSError:
+            continue
+        try:
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed.append(tmp.name)
+        finally:
+            if handle is not None:
+                handle.close()
+    return removed
+
+
 def _cached_export(settings, build):
     """The directory of a verified export, building it (write, manifest, rename) if needed."""
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:32]
@@ -251,10 +299,14 @@ def _cached_export(settings, build):
         )
         shutil.rmtree(final, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temporaries(root)
     tmp = root / f".tmp-{digest}-{uuid.uuid4().hex}"
     tmp.mkdir()
+    lock = _lock(tmp / _LOCK_NAME, blocking=True)  # released if this process is killed
     try:
         build(tmp)
+        lock.close()
+        (tmp / _LOCK_NAME).unlink()
         files = {p.name: _sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
         manifest = {"files": files, "settings": settings}
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
@@ -264,6 +316,7 @@ def _cached_export(settings, build):
             if not _verify(final):
                 raise
     finally:
+        lock.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return final
 

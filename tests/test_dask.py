@@ -373,4 +373,4 @@ def test_missing_document_in_a_later_partition_is_named_by_the_series_index():
     lsa = TfidfLSA(n_components=2, random_state=0).fit(docs)
     frame = transform(lsa, dd.from_pandas(series, npartitions=2))
     with pytest.raises(ValueError, match=r"missing documents \(None/NaN\) at index \[14\]"):
-        frame.compute(scheduler="sync")
+        frame.compute()  # on the cluster when a client is current, else in threads

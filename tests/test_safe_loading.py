@@ -526,3 +526,16 @@ def test_array_declaring_more_data_than_it_holds_is_refused(tmp_path):
     _rewrite(good, path, inflate)
     with pytest.raises(ValueError, match="declares shape"):
         load_pipeline(path)
+
+
+def test_a_zip_bomb_member_is_refused_before_inflating(good_skops, tmp_path, monkeypatch):
+    from skembed.model_selection import _persistence
+
+    monkeypatch.setattr(_persistence, "_BOMB_BYTES", 2**20)  # 1 MiB instead of 64 MiB
+    path = tmp_path / "bomb.skops"
+    with zipfile.ZipFile(good_skops) as a, zipfile.ZipFile(path, "w") as b:
+        for info in a.infolist():
+            b.writestr(info, a.read(info))
+        b.writestr("zeros.npy", b"\0" * (4 * 2**20), compress_type=zipfile.ZIP_DEFLATED)
+    with pytest.raises(ValueError, match="zeros.npy.*refused before inflating"):
+        load_pipeline(path)

@@ -33,6 +33,11 @@ _PICKLE_MAGICS = (
     b"\x04\x22\x4d\x18",
 )
 _ZIP_MAGIC = b"PK\x03\x04"
+#: a skops member that inflates to more than this and more than ``_MAX_RATIO`` times its
+#: stored size is refused before it is read (a "zip bomb": skops would hold it all in memory);
+#: skops stores members uncompressed by default and float weights deflate by ~1.1x
+_BOMB_BYTES = 64 * 2**20
+_MAX_RATIO = 100
 
 
 def _file_kind(path):
@@ -59,7 +64,8 @@ def _file_kind(path):
 def _check_skops_archive(path):
     """Refuse a damaged skops file with one error naming the problem, before skops reads it.
 
-    Checks the zip directory (a truncated file has none), every member's CRC,
+    Checks the zip directory (a truncated file has none), that no member
+    inflates to far more than it stores (a zip bomb), every member's CRC,
     that ``schema.json`` is a JSON object, and that every ``.npy`` member holds
     as many bytes as its header's shape and dtype declare (so no array is
     allocated for a shape the file does not back with data).
@@ -80,6 +86,14 @@ def _check_skops_archive(path):
     except (zipfile.BadZipFile, OSError) as exc:
         raise damaged(f"its zip directory is unreadable, the file is truncated? ({exc})") from None
     with archive:
+        for info in archive.infolist():
+            if info.file_size > _BOMB_BYTES and info.file_size > _MAX_RATIO * max(
+                info.compress_size, 1
+            ):
+                raise damaged(
+                    f"member {info.filename!r} declares {info.file_size:,} bytes stored in "
+                    f"{info.compress_size:,} (over {_MAX_RATIO}x: refused before inflating it)"
+                )
         try:
             bad = archive.testzip()
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:

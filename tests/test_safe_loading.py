@@ -158,8 +158,17 @@ def _bert_huge_width(state, tmp_path):
     state["_stored_weights"]["config"].update(hidden_size=2**20, intermediate_size=2**22)
 
 
+def _bert_wider(state, tmp_path):
+    state["_stored_weights"]["config"].update(hidden_size=32, intermediate_size=64)
+
+
 def _bert_huge_vocab(state, tmp_path):
     state["_stored_weights"]["config"]["vocab_size"] = HUGE
+
+
+def _bert_many_layers(state, tmp_path):
+    # building even on torch's meta device costs Python objects per layer
+    state["_stored_weights"]["config"]["num_hidden_layers"] = 10**5
 
 
 def _bert_string_weights(state, tmp_path):
@@ -182,6 +191,10 @@ def _tabular_huge(state, tmp_path):
     config[key] = HUGE
 
 
+def _tabular_many_layers(state, tmp_path):
+    state["_packed_model_"]["config"]["hidden_layer_sizes"] = [8] * 10**4
+
+
 def _tabular_garbage_weights(state, tmp_path):
     state["_packed_model_"]["state_dict"] = b"not a torch file"
 
@@ -193,6 +206,11 @@ def _tabular_kind(state, tmp_path):
 def _entity_huge(state, tmp_path):
     config = state["_packed_model_"]["config"]
     config["cardinalities"] = [HUGE for _ in config["cardinalities"]]
+
+
+def _entity_one_more_row(state, tmp_path):
+    config = state["_packed_model_"]["config"]
+    config["cardinalities"] = [c + 1 for c in config["cardinalities"]]
 
 
 def _entity_string_weights(state, tmp_path):
@@ -228,8 +246,10 @@ CRAFTED = {
         [
             ("path traversal", _bert_traversal, "plain file names"),
             ("absolute path", _bert_absolute, "plain file names"),
-            ("huge width", _bert_huge_width, "shape"),
-            ("huge vocabulary", _bert_huge_vocab, "shape"),
+            ("huge width", _bert_huge_width, "hidden_size=1,048,576, more than the"),
+            ("wider than stored", _bert_wider, "has shape"),
+            ("huge vocabulary", _bert_huge_vocab, "vocab_size=1,000,000,000,000"),
+            ("a hundred thousand layers", _bert_many_layers, "num_hidden_layers=100,000"),
             ("string weights", _bert_string_weights, "not a numeric array"),
             ("custom code", _bert_remote_code, "custom code"),
             ("huge max_length", _bert_max_length, "max_length"),
@@ -239,6 +259,7 @@ CRAFTED = {
         _tabular_pipeline("AutoencoderEmbedder"),
         [
             ("huge layer", _tabular_huge, "configuration"),
+            ("ten thousand layers", _tabular_many_layers, "hidden_layer_sizes of 10,000 entries"),
             ("garbage weights", _tabular_garbage_weights, "do not load"),
             ("unknown module kind", _tabular_kind, "damaged"),
         ],
@@ -253,7 +274,8 @@ CRAFTED = {
     "EntityEmbedder": (
         _entity_pipeline,
         [
-            ("huge table", _entity_huge, "shape"),
+            ("huge table", _entity_huge, "cardinalities.*more than the"),
+            ("one more row", _entity_one_more_row, "has shape"),
             ("string weights", _entity_string_weights, "not a numeric array"),
             ("missing weight", _entity_missing_weight, "missing"),
         ],

@@ -12,7 +12,57 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["build_checked"]
+__all__ = ["build_checked", "check_config_bounds"]
+
+
+def _numbers(value, path="config", depth=0):
+    """``(path, kind, number)`` for every int in a config (lists and dicts followed, bools
+    skipped; ``kind`` is "value") and every list length (``kind`` "length")."""
+    if depth > 4 or isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        yield path, "value", value
+    elif isinstance(value, (list, tuple)):
+        yield path, "length", len(value)
+        for i, v in enumerate(value[:10_000]):
+            yield from _numbers(v, f"{path}[{i}]", depth + 1)
+    elif isinstance(value, dict):
+        for k, v in list(value.items())[:10_000]:
+            yield from _numbers(v, str(k) if depth == 0 else f"{path}.{k}", depth + 1)
+
+
+def check_config_bounds(config, weights, what, counts=()):
+    """Refuse a config whose numbers could not describe the stored weights, before building.
+
+    Building even on the ``meta`` device costs Python objects per layer, so a
+    config declaring a million layers or a list of a million widths is
+    refused first: no int in it may exceed the number of stored elements,
+    and no list (nor the ``counts`` keys, e.g. ``num_hidden_layers``) may be
+    longer than the number of stored arrays.
+
+    Raises
+    ------
+    ValueError
+        Naming the offending number.
+    """
+    n_elements = sum(int(np.prod(getattr(v, "shape", ()) or (1,))) for v in weights.values())
+    n_arrays = len(weights)
+    for path, kind, number in _numbers(config):
+        limit = n_arrays if kind == "length" else n_elements
+        if number > max(limit, 1):
+            declared = f"{path} of {number:,} entries" if kind == "length" else f"{path}={number:,}"
+            backing = f"{limit:,} stored {'arrays' if kind == 'length' else 'weights'}"
+            raise ValueError(
+                f"{what}: the stored configuration declares {declared}, more than the "
+                f"{backing} could back; the file is damaged or crafted."
+            )
+    for key in counts:
+        number = config.get(key)
+        if isinstance(number, int) and number > n_arrays:
+            raise ValueError(
+                f"{what}: the stored configuration declares {key}={number:,} but only "
+                f"{n_arrays} weight arrays are stored; the file is damaged or crafted."
+            )
 
 
 def _as_tensor(value, name, what):
@@ -29,7 +79,7 @@ def _as_tensor(value, name, what):
     )
 
 
-def build_checked(factory, weights, what):
+def build_checked(factory, weights, what, config=None):
     """``factory()`` loaded with ``weights``, refused before allocation if they do not fit.
 
     Parameters
@@ -40,6 +90,9 @@ def build_checked(factory, weights, what):
         The stored ``state_dict``.
     what : str
         Names the owner in error messages (e.g. ``"EntityEmbedder"``).
+    config : dict or None, default=None
+        The stored configuration ``factory`` builds from; checked with
+        :func:`check_config_bounds` first when given.
 
     Returns
     -------
@@ -57,6 +110,8 @@ def build_checked(factory, weights, what):
 
     if not isinstance(weights, dict) or not all(isinstance(k, str) for k in weights):
         raise ValueError(f"{what}: stored weights are not a mapping of names to arrays.")
+    if config is not None:
+        check_config_bounds(config, weights, what)
     try:
         with torch.device("meta"):
             meta = factory()

@@ -575,7 +575,7 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         except Exception as exc:  # noqa: BLE001 - any failure is a damaged blob
             raise ValueError(f"{what}: the stored weights do not load ({exc}).") from None
         config = packed["config"]
-        model = build_checked(lambda: MODULES[packed["kind"]](**config), weights, what)
+        model = build_checked(lambda: MODULES[packed["kind"]](**config), weights, what, config)
         device = getattr(self, "device_", "cpu")
         if device != "cpu" and device not in _base.available_devices():
             warnings.warn(

@@ -993,5 +993,8 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
             )
         config = packed["config"]
         self.model_ = build_checked(
-            lambda: EntityEmbeddingNet(**config), packed.get("state_dict"), "EntityEmbedder"
+            lambda: EntityEmbeddingNet(**config),
+            packed.get("state_dict"),
+            "EntityEmbedder",
+            config,
         )

@@ -687,6 +687,15 @@ def _build_stored_model(config, weights, auto_model, torch):
             f"BertPooledEmbedder: {problem}; the file is damaged or was not written by skembed."
         )
 
+    from ..nn._checked import check_config_bounds
+
+    try:  # a million declared layers would cost Python objects even on the meta device
+        check_config_bounds(
+            config.to_dict(), weights, "BertPooledEmbedder", counts=("num_hidden_layers",)
+        )
+    except ValueError as exc:
+        raise StoredWeightsError(str(exc)) from None
+
     try:
         with torch.device("meta"):
             meta = auto_model.from_config(config)

@@ -25,6 +25,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import warnings
 
@@ -66,6 +67,26 @@ def _estimator(args, L, backend, quantize, **extra):
     )
 
 
+def _cpu_line():
+    """The CPU model and its vector / int8 extensions: int8 speed depends on them."""
+    import platform
+
+    from skembed.text import _export
+
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            model = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    flags = _export.cpu_flags() or frozenset()
+    wanted = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8", "asimddp")
+    have = [f for f in wanted if f in flags] or ["flags unknown"]
+    advice = _export.int8_advice("openvino", flags)
+    note = "openvino int8 likely slower than fp32 here" if advice else "int8 dot products present"
+    return f"CPU: {model}, {os.cpu_count()} cores; {' '.join(have)} ({note})"
+
+
 def bench_speed(args, docs):
     from sentence_transformers import SentenceTransformer
 
@@ -77,6 +98,7 @@ def bench_speed(args, docs):
         f"== {len(docs)} BBC News documents, batch {args.batch_size}, {args.threads} threads; "
         "cosine to skembed torch fp32 =="
     )
+    print(_cpu_line())
     print(
         f"'vs ST': ratio to sentence-transformers timed on every {args.probe_every}th document "
         "just before and after the row, the faster of the two (load hits both sides alike)"

@@ -66,8 +66,11 @@ def connect(scheduler, *, timeout=CONNECT_TIMEOUT):
     Raises
     ------
     ConnectionError
-        If no scheduler answers at ``scheduler`` within ``timeout`` seconds
-        (the message names the address and how to start one).
+        If no Dask scheduler answers at ``scheduler`` within ``timeout``
+        seconds of wall time, whatever the reason: nothing listens, the
+        address is malformed or does not resolve, the server accepts and
+        never answers, or it speaks another protocol (the message names the
+        address, the reason and how to start a scheduler).
     ImportError
         If ``distributed`` is not installed.
 
@@ -87,14 +90,85 @@ def connect(scheduler, *, timeout=CONNECT_TIMEOUT):
             f"scheduler must be an address such as 'tcp://host:8786' or a distributed.Client, "
             f"got {scheduler!r}."
         )
-    try:
-        return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        raise ConnectionError(
+    import time
+
+    def failed(reason):
+        return ConnectionError(
             f"No Dask scheduler answered at {scheduler!r} within {timeout:g} s: start one "
             "(`dask scheduler` and `dask worker ADDRESS`, or distributed.LocalCluster()) "
-            f"or check the address ({type(exc).__name__})."
-        ) from None
+            f"or check the address ({reason})."
+        )
+
+    start = time.monotonic()
+    reason = _probe(scheduler, timeout)
+    if reason is not None:
+        raise failed(reason) from None
+    left = max(timeout - (time.monotonic() - start), 1.0)
+    try:
+        return _bounded(
+            lambda: distributed.Client(scheduler, timeout=left, set_as_default=False), left + 1.0
+        )
+    except (OSError, TimeoutError, ValueError, MemoryError) as exc:
+        raise failed(type(exc).__name__) from None
+
+
+def _bounded(call, seconds):
+    """``call()`` in a helper thread, or ``TimeoutError`` after ``seconds`` of wall time."""
+    import threading
+
+    box = {}
+
+    def run():
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True, name="skembed-dask-connect")
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _probe(address, timeout):
+    """``None`` if a Dask scheduler answers an identity request at ``address`` within
+    ``timeout`` seconds of wall time, else the reason (a few words).
+
+    The whole exchange (connection, distributed's handshake, one request) runs under one
+    deadline in its own event loop: a socket that accepts and never answers, or a server
+    speaking another protocol (HTTP bytes read as frame lengths made distributed try to
+    allocate exabytes), ends as a reason, not a hang or a ``MemoryError``.
+    """
+    import asyncio
+
+    from distributed.comm import connect as comm_connect
+
+    async def identity():
+        comm = await comm_connect(address, timeout=timeout)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    async def bounded():
+        return await asyncio.wait_for(identity(), timeout)
+
+    try:
+        reply = _bounded(lambda: asyncio.run(bounded()), timeout + 1.0)
+    except TimeoutError:
+        return f"no answer within {timeout:g} s"
+    except MemoryError:
+        return "the server does not speak Dask's protocol"
+    except Exception as exc:  # noqa: BLE001 - every failure is reported the same way
+        return f"{type(exc).__name__}: {exc}"[:200]
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        return "the server at that address is not a Dask scheduler"
+    return None
 
 
 def worker_threads(default=None):
@@ -153,7 +227,20 @@ def _embed_partition(estimator, docs, dtype):
 def _embed_frame(docs, estimator, columns, dtype):
     import pandas as pd
 
-    return pd.DataFrame(_embed_partition(estimator, docs, dtype), index=docs.index, columns=columns)
+    try:
+        values = _embed_partition(estimator, docs, dtype)
+    except (ValueError, TypeError) as exc:
+        missing = docs.index[docs.isna().to_numpy()]
+        if len(missing) == 0:
+            raise
+        # the estimator counts rows within this partition; the user knows the Series' index
+        raise type(exc)(
+            f"{type(estimator).__name__}: the Series has missing documents (None/NaN) at index "
+            f"{missing[:5].tolist()}{' ...' if len(missing) > 5 else ''}; drop or fill them "
+            "(series.dropna() or series.fillna('')) before embedding, or set "
+            f"handle_missing='empty' where the estimator has it. (Within the partition: {exc})"
+        ) from None
+    return pd.DataFrame(values, index=docs.index, columns=columns)
 
 
 def transform(estimator, collection, *, client=None, output=None):
@@ -191,7 +278,13 @@ def transform(estimator, collection, *, client=None, output=None):
     sklearn.exceptions.NotFittedError
         If ``estimator`` is not fitted.
     TypeError
-        If ``collection`` is not a dask Series or bag, or ``output="frame"`` with a bag.
+        If ``collection`` is not a dask Series or bag, ``output="frame"`` with a
+        bag, or ``client`` is an address (connect with :func:`connect` first)
+        or anything but a ``distributed.Client``.
+    ValueError
+        At compute time, if the Series holds missing documents and the
+        estimator refuses them: the message gives their labels in the
+        Series' index (not row numbers within a partition).
 
     Examples
     --------
@@ -222,6 +315,16 @@ def transform(estimator, collection, *, client=None, output=None):
         raise ValueError(f"output must be 'frame' or 'array', got {output!r}.")
     if is_bag and output == "frame":
         raise TypeError("output='frame' needs a dask Series (a bag has no index): use 'array'.")
+    if isinstance(client, str):
+        raise TypeError(
+            f"client must be a distributed.Client or None, got the address {client!r}: "
+            "connect first (client = skembed.dask.connect(address)) and pass the client, which "
+            "then also runs .compute() when made the default (with client.as_current(): ...)."
+        )
+    if client is not None and not hasattr(client, "scatter"):
+        raise TypeError(
+            f"client must be a distributed.Client or None, got {type(client).__name__}."
+        )
     if client is None:
         try:
             from distributed import default_client

@@ -137,6 +137,34 @@ class KeyedVectors:
         state["_norms"] = None
         return state
 
+    def __setstate__(self, state):
+        # a pickle or skops file is not trusted: the kernels index ``vectors`` with rows of
+        # ``key_to_index`` without bounds checks, so the two are made consistent here
+        self.__dict__.update(state)
+        self._check_state()
+
+    def _check_state(self):
+        name = type(self).__name__
+        vectors = getattr(self, "vectors", None)
+        keys = getattr(self, "index_to_key", None)
+        if not (
+            isinstance(vectors, np.ndarray) and vectors.ndim == 2 and vectors.dtype.kind == "f"
+        ):
+            raise ValueError(f"{name}: stored vectors are not a 2-D float array (damaged file).")
+        if not isinstance(keys, list) or len(keys) != vectors.shape[0]:
+            raise ValueError(
+                f"{name}: stored index_to_key does not have one key per row of the vectors "
+                f"({vectors.shape[0]} rows; damaged file)."
+            )
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.key_to_index = {k: i for i, k in enumerate(keys)}
+        if len(self.key_to_index) != len(keys):
+            raise ValueError(f"{name}: stored index_to_key holds duplicate keys (damaged file).")
+        counts = getattr(self, "counts", None)
+        if counts is not None and np.shape(counts) != (len(keys),):
+            raise ValueError(f"{name}: stored counts do not have one entry per word.")
+        self._norms = None
+
     # ------------------------------------------------------------------ similarity
     def similarity(self, w1, w2) -> float:
         """Cosine similarity of two words (0.0 if either vector is zero)."""
@@ -609,6 +637,25 @@ class FastTextKeyedVectors(KeyedVectors):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self._check_state()
+        vocab, ngrams = getattr(self, "vectors_vocab", None), getattr(self, "vectors_ngrams", None)
+        ok = (
+            isinstance(vocab, np.ndarray)
+            and isinstance(ngrams, np.ndarray)
+            and vocab.dtype.kind == "f"
+            and ngrams.dtype.kind == "f"
+            and vocab.shape == self.vectors.shape
+            and ngrams.ndim == 2
+            and ngrams.shape[1] == vocab.shape[1]
+            and self.bucket == ngrams.shape[0]
+            and all(isinstance(getattr(self, a), int) for a in ("bucket", "min_n", "max_n"))
+            and all(isinstance(k, str) for k in self.index_to_key)
+        )
+        if not ok:
+            raise ValueError(
+                "FastTextKeyedVectors: stored n-gram table, bucket or n-gram lengths do not "
+                "match the vectors (damaged file)."
+            )
         self.ngram_indptr, self.ngram_indices = _vocabulary_ngram_hashes(
             self.index_to_key, self.min_n, self.max_n, self.bucket
         )

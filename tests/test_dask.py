@@ -284,3 +284,93 @@ def test_a_dying_worker_is_retried_or_named_never_a_hang(tmp_path):
             assert time.perf_counter() - t0 < 90
     finally:
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+# ----------------------------------------------------------------------------- hostile addresses
+@pytest.fixture
+def silent_server():
+    """A socket on 127.0.0.1 that accepts connections and never answers."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    accepted = []
+
+    def accept():
+        while True:
+            try:
+                accepted.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+    for conn in accepted:
+        conn.close()
+
+
+@pytest.fixture
+def http_server():
+    """An HTTP server on 127.0.0.1 (its bytes once made distributed allocate 3 EiB)."""
+    import http.server
+    import threading
+
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"tcp://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("which", ["silent", "http"])
+def test_connect_is_bounded_in_wall_time(which, silent_server, http_server):
+    address = silent_server if which == "silent" else http_server
+    t0 = time.perf_counter()
+    with pytest.raises(ConnectionError, match=f"No Dask scheduler answered at '{address}'"):
+        connect(address, timeout=1.5)
+    assert time.perf_counter() - t0 < 4.0  # was > 40 s (silent) or MemoryError (http)
+
+
+def test_connect_names_a_malformed_address():
+    t0 = time.perf_counter()
+    with pytest.raises(ConnectionError, match="'not-an-address'.*missing port"):
+        connect("not-an-address", timeout=1)
+    assert time.perf_counter() - t0 < 3.0
+
+
+def test_compare_on_a_silent_scheduler_fails_within_the_bound(silent_server):
+    from skembed.model_selection import compare_embedders
+
+    t0 = time.perf_counter()
+    with pytest.raises(ConnectionError, match=silent_server):
+        compare_embedders(
+            ["a b", "c d"] * 4,
+            [0, 1] * 4,
+            {"lsa": TfidfLSA(n_components=1)},
+            cv=2,
+            scheduler=silent_server,
+        )
+    assert time.perf_counter() - t0 < 15  # the default 5 s bound; was > 295 s
+
+
+def test_transform_refuses_an_address_as_client():
+    series = pd.Series(["cat dog farm", "bank loan money", "dog cat barn", "money bank"] * 2)
+    lsa = TfidfLSA(n_components=2, random_state=0).fit(series)
+    with pytest.raises(TypeError, match="client must be a distributed.Client.*connect"):
+        transform(lsa, dd.from_pandas(series, npartitions=2), client="tcp://127.0.0.1:9")
+
+
+def test_missing_document_in_a_later_partition_is_named_by_the_series_index():
+    docs = ["cat dog farm", "bank loan money", "dog cat barn", "money bank cash"]
+    series = pd.Series(docs + [None, "farm dog cow"], index=[10, 11, 12, 13, 14, 15])
+    lsa = TfidfLSA(n_components=2, random_state=0).fit(docs)
+    frame = transform(lsa, dd.from_pandas(series, npartitions=2))
+    with pytest.raises(ValueError, match=r"missing documents \(None/NaN\) at index \[14\]"):
+        frame.compute()  # on the cluster when a client is current, else in threads

@@ -381,3 +381,25 @@ def test_hundred_thousand_categories_train_in_table_memory():
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["shape"] == [100_001, 50]
     assert result["delta_mb"] < 500, result
+
+
+# ----------------------------------------------------------------------------- bad targets
+def _city_frame():
+    return pd.DataFrame({"city": list("abcab" * 4)})
+
+
+def test_single_class_target_is_refused():
+    # was fitted silently with classes_ == [0]: a net trained to predict a constant
+    with pytest.raises(ValueError, match="only one class.*at least 2 classes"):
+        EntityEmbedder(epochs=1).fit(_city_frame(), [0] * 20)
+
+
+@pytest.mark.parametrize("missing", [None, pd.NA, np.nan], ids=["None", "pd.NA", "nan"])
+def test_missing_labels_are_named(missing):
+    y = pd.Series(["x", "y", "x", "y", "x"] * 4, dtype=object)
+    y[7] = missing
+    # was numpy's "'<' not supported between str and NoneType" / pandas' "boolean value of NA"
+    with pytest.raises(ValueError, match="1 missing label.*position 7"):
+        EntityEmbedder(epochs=1).fit(_city_frame(), y)
+    with pytest.raises(ValueError, match="missing label"):
+        EntityEmbedder(epochs=1).fit(_city_frame(), pd.array(y.tolist(), dtype="string"))

@@ -21,13 +21,115 @@ def _skembed_classes(type_names):
     return trusted
 
 
-def _is_skops_file(path):
+#: how a joblib file starts: a pickle (protocol 2 and later), or joblib's compressors
+#: (zlib, gzip, bz2, xz/lzma, lz4)
+_PICKLE_MAGICS = (
+    b"\x80",
+    b"x",
+    b"\x1f\x8b",
+    b"BZh",
+    b"\xfd7zXZ",
+    b"\x5d\x00\x00",
+    b"\x04\x22\x4d\x18",
+)
+_ZIP_MAGIC = b"PK\x03\x04"
+#: a skops member that inflates to more than this and more than ``_MAX_RATIO`` times its
+#: stored size is refused before it is read (a "zip bomb": skops would hold it all in memory);
+#: skops stores members uncompressed by default and float weights deflate by ~1.1x
+_BOMB_BYTES = 64 * 2**20
+_MAX_RATIO = 100
+
+
+def _file_kind(path):
+    """``"skops"``, ``"pickle"``, or a ``ValueError`` naming what the file really is."""
+    import os
     import zipfile
 
-    if not zipfile.is_zipfile(path):
-        return False
-    with zipfile.ZipFile(path) as archive:
-        return "schema.json" in archive.namelist()
+    if os.path.isdir(path):
+        raise ValueError(f"{path} is a directory, not a saved pipeline file.")
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if not head:
+        raise ValueError(f"{path} is empty: not a saved pipeline (the write did not finish?).")
+    if head.startswith(_ZIP_MAGIC) or zipfile.is_zipfile(path):
+        return "skops"
+    if head.startswith(_PICKLE_MAGICS):
+        return "pickle"
+    raise ValueError(
+        f"{path} is neither a skops file nor a joblib pickle (it starts with {head!r}); "
+        "give a file written by save_pipeline or `skembed compare --save-best`."
+    )
+
+
+def _check_skops_archive(path):
+    """Refuse a damaged skops file with one error naming the problem, before skops reads it.
+
+    Checks the zip directory (a truncated file has none), that no member
+    inflates to far more than it stores (a zip bomb), every member's CRC,
+    that ``schema.json`` is a JSON object, and that every ``.npy`` member holds
+    as many bytes as its header's shape and dtype declare (so no array is
+    allocated for a shape the file does not back with data).
+    """
+    import json
+    import zipfile
+
+    import numpy as np
+
+    def damaged(problem):
+        return ValueError(
+            f"{path} is a damaged skops file: {problem}. Save the pipeline again "
+            "(save_pipeline or `skembed compare --save-best`)."
+        )
+
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise damaged(f"its zip directory is unreadable, the file is truncated? ({exc})") from None
+    with archive:
+        for info in archive.infolist():
+            if info.file_size > _BOMB_BYTES and info.file_size > _MAX_RATIO * max(
+                info.compress_size, 1
+            ):
+                raise damaged(
+                    f"member {info.filename!r} declares {info.file_size:,} bytes stored in "
+                    f"{info.compress_size:,} (over {_MAX_RATIO}x: refused before inflating it)"
+                )
+        try:
+            bad = archive.testzip()
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+            raise damaged(f"a member cannot be read ({exc})") from None
+        if bad is not None:
+            raise damaged(f"member {bad!r} fails its CRC check")
+        names = archive.namelist()
+        if "schema.json" not in names:
+            raise damaged("it has no schema.json")
+        try:
+            schema = json.loads(archive.read("schema.json"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise damaged(f"schema.json is not valid JSON ({exc})") from None
+        if not isinstance(schema, dict) or "__class__" not in schema:
+            raise damaged("schema.json does not describe an object")
+        for info in archive.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            with archive.open(info) as member:
+                try:
+                    version = np.lib.format.read_magic(member)
+                    if version == (1, 0):
+                        shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+                    else:
+                        shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+                    header = member.tell() if member.seekable() else None
+                except (ValueError, OSError) as exc:
+                    raise damaged(f"{info.filename} is not a numpy array file ({exc})") from None
+            declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if dtype.hasobject:
+                continue  # skops refuses object arrays without pickle anyway
+            if header is not None and declared != info.file_size - header:
+                raise damaged(
+                    f"{info.filename} declares shape {shape} ({declared:,} bytes of {dtype}) "
+                    f"but holds {info.file_size - header:,}"
+                )
 
 
 def load_pipeline(path, *, allow_pickle=False):
@@ -54,9 +156,15 @@ def load_pipeline(path, *, allow_pickle=False):
     Raises
     ------
     ValueError
-        If the file is a pickle and ``allow_pickle`` is False, or a skops file
+        If the file is a pickle and ``allow_pickle`` is False; a skops file
         names types that are neither skops' defaults nor skembed classes
-        (the message lists them).
+        (the message lists them); the file is a damaged skops file (truncated,
+        a CRC error, a ``schema.json`` that is not JSON, an array whose
+        header declares more data than the file holds), a directory, empty,
+        or neither skops nor joblib; or a skembed object's stored state is
+        malformed (a file name with a directory part, shapes or dtypes that
+        do not match the stored configuration). ``allow_pickle=True`` is
+        suggested only for a file that is a joblib pickle.
     FileNotFoundError
         If ``path`` does not exist.
 
@@ -80,8 +188,10 @@ def load_pipeline(path, *, allow_pickle=False):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"No such file: {path}")
-    if _is_skops_file(path):
+    if _file_kind(path) == "skops":
         import skops.io as sio
+
+        _check_skops_archive(path)
 
         untrusted = sio.get_untrusted_types(file=path)
         trusted = _skembed_classes(untrusted)

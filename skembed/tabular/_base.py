@@ -558,14 +558,24 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
             return
         import torch
 
-        from ..nn.autoencoder import build_module
+        from ..nn._checked import build_checked
+        from ..nn.autoencoder import MODULES
 
-        model = build_module(packed["kind"], packed["config"])
-        weights = torch.load(
-            io.BytesIO(packed["state_dict"]), map_location="cpu", weights_only=True
-        )
-        model.load_state_dict(weights)
-        model.eval()
+        what = type(self).__name__
+        if not isinstance(packed, dict) or packed.get("kind") not in MODULES:
+            raise ValueError(f"{what}: the stored model is damaged or was not written by skembed.")
+        if not isinstance(packed.get("config"), dict) or not isinstance(
+            packed.get("state_dict"), bytes
+        ):
+            raise ValueError(f"{what}: the stored model's config or weights are malformed.")
+        try:
+            weights = torch.load(
+                io.BytesIO(packed["state_dict"]), map_location="cpu", weights_only=True
+            )
+        except Exception as exc:  # noqa: BLE001 - any failure is a damaged blob
+            raise ValueError(f"{what}: the stored weights do not load ({exc}).") from None
+        config = packed["config"]
+        model = build_checked(lambda: MODULES[packed["kind"]](**config), weights, what, config)
         device = getattr(self, "device_", "cpu")
         if device != "cpu" and device not in _base.available_devices():
             warnings.warn(

@@ -599,6 +599,16 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
         y = column_or_1d(y, warn=True)
+        if y.dtype == object:
+            import pandas as pd
+
+            missing = np.flatnonzero(pd.isna(y))
+            if missing.size:
+                raise ValueError(
+                    f"y has {missing.size} missing label(s) (None, NaN or pd.NA), the first at "
+                    f"position {missing[0]}; drop those rows or fill them before fitting "
+                    f"{type(self).__name__}."
+                )
         check_consistent_length(np.empty(n_samples), y)
         kind = self.target_type
         if kind == "auto":
@@ -621,6 +631,12 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
         if np.asarray(y).dtype.kind == "f" and not np.isfinite(y).all():
             raise ValueError("Input y contains NaN or infinity.")
         classes, target = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(
+                f"y has only one class ({classes[0]!r}): {type(self).__name__} learns its "
+                "embeddings by predicting y, which needs at least 2 classes. Fit on data with "
+                "several classes, or give a continuous target with target_type='continuous'."
+            )
         if kind == "binary" and classes.size > 2:
             raise ValueError(
                 f"target_type='binary' but y has {classes.size} classes; use 'multiclass'."
@@ -651,8 +667,9 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
             (a ``ValueError``) if the loss becomes NaN or infinite; lower ``learning_rate``.
         ValueError
             If ``X`` is empty, has no categorical column, a numeric column
-            that is not numeric or has infinity, or ``y`` is missing or of an
-            unsupported type.
+            that is not numeric or has infinity, or ``y`` is missing, of an
+            unsupported type, holds missing labels (None, NaN, ``pd.NA``; the
+            message gives the first position) or a single class.
         """
         self._fit(X, y, crossfit=False)
         return self
@@ -967,10 +984,17 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
         super().__setstate__(state)
         if packed is None:
             return
-        import torch
-
+        from ..nn._checked import build_checked
         from ..nn.entity import EntityEmbeddingNet
 
-        model = EntityEmbeddingNet(**packed["config"])
-        model.load_state_dict({k: torch.from_numpy(v) for k, v in packed["state_dict"].items()})
-        self.model_ = model.eval()
+        if not isinstance(packed, dict) or not isinstance(packed.get("config"), dict):
+            raise ValueError(
+                "EntityEmbedder: the stored model is damaged or was not written by skembed."
+            )
+        config = packed["config"]
+        self.model_ = build_checked(
+            lambda: EntityEmbeddingNet(**config),
+            packed.get("state_dict"),
+            "EntityEmbedder",
+            config,
+        )

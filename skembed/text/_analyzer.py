@@ -53,6 +53,13 @@ class _Tokenizer:
         return {"token_pattern": self.token_pattern, "tokenizer": self.tokenizer}
 
     def __setstate__(self, state):
+        ok = (
+            isinstance(state, dict)
+            and isinstance(state.get("token_pattern"), str)
+            and (state.get("tokenizer") is None or callable(state["tokenizer"]))
+        )
+        if not ok:  # a pickle or skops file is not trusted
+            raise ValueError("The stored tokenizer settings are malformed (damaged file).")
         self.__init__(state["token_pattern"], state["tokenizer"])
 
     def __call__(self, doc):

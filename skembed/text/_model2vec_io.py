@@ -64,12 +64,86 @@ def is_model2vec_dir(path):
         config = json.loads((path / "config.json").read_text())
     except (OSError, ValueError):
         return False
+    if not isinstance(config, dict):
+        return False
     if config.get("model_type") == "model2vec":
         return True
     from safetensors import safe_open
 
-    with safe_open(path / "model.safetensors", framework="numpy") as f:
-        return "embeddings" in f.keys()
+    try:
+        with safe_open(path / "model.safetensors", framework="numpy") as f:
+            return "embeddings" in f.keys()
+    except Exception:  # noqa: BLE001 - a damaged file is reported by load_model2vec
+        return False
+
+
+def _read_config(path):
+    file = path / "config.json"
+    try:
+        config = json.loads(file.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{file} is not valid JSON ({exc}); the model is damaged.") from None
+    if not isinstance(config, dict):
+        raise ValueError(
+            f"{file} holds a JSON {type(config).__name__}, not an object of model2vec settings; "
+            "the model is damaged."
+        )
+    return config
+
+
+def _read_tensors(path):
+    """The ``embeddings``, ``weights`` and ``mapping`` tensors, each checked before use."""
+    from safetensors import safe_open
+
+    file = path / "model.safetensors"
+    try:
+        with safe_open(file, framework="numpy") as f:
+            keys = set(f.keys())
+            if "embeddings" not in keys:
+                raise ValueError(
+                    f"{file} has no 'embeddings' tensor (found {sorted(keys)}); "
+                    "it is not a model2vec model."
+                )
+            tensors = {
+                k: f.get_tensor(k) for k in ("embeddings", "weights", "mapping") if k in keys
+            }
+    except ValueError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - safetensors' own errors name no path
+        raise ValueError(
+            f"{file} cannot be read as a safetensors file, it is truncated or damaged "
+            f"({type(exc).__name__}: {exc})."
+        ) from None
+    vectors = tensors["embeddings"]
+    if vectors.ndim != 2 or vectors.dtype.kind not in "fiu":
+        raise ValueError(
+            f"{file}: 'embeddings' must be a 2-D numeric table, got shape {vectors.shape} of "
+            f"{vectors.dtype}."
+        )
+    if vectors.shape[1] == 0 or vectors.shape[0] == 0:
+        raise ValueError(
+            f"{file}: 'embeddings' has shape {vectors.shape}; a model2vec table needs at least "
+            "one row and one column (a zero-width table would embed every text as ())."
+        )
+    mapping = tensors.get("mapping")
+    if mapping is not None:
+        if mapping.ndim != 1 or mapping.dtype.kind not in "iu":
+            raise ValueError(f"{file}: 'mapping' must be 1-D integers, got {mapping.dtype}.")
+        if mapping.size and (mapping.min() < 0 or mapping.max() >= len(vectors)):
+            raise ValueError(
+                f"{file}: 'mapping' points to rows {int(mapping.min())}..{int(mapping.max())} "
+                f"but 'embeddings' has {len(vectors)} rows."
+            )
+    n_rows = len(vectors) if mapping is None else len(mapping)
+    weights = tensors.get("weights")
+    if weights is not None and (weights.ndim != 1 or len(weights) != n_rows):
+        raise ValueError(
+            f"{file}: 'weights' has shape {weights.shape} but there are {n_rows} tokens "
+            "(one weight per token)."
+        )
+    if weights is not None and weights.dtype.kind not in "fiu":
+        raise ValueError(f"{file}: 'weights' must be numeric, got {weights.dtype}.")
+    return vectors, weights, mapping
 
 
 def plain_tokenizer(tokenizer):
@@ -134,9 +208,13 @@ def load_model2vec(path):
     FileNotFoundError
         If a file of the format is missing (the message names it).
     ValueError
-        If the vectors and the tokenizer disagree on the vocabulary size.
+        Naming the file and the problem, if ``config.json`` is not a JSON
+        object, ``model.safetensors`` is truncated or damaged, has no
+        ``embeddings`` table or a table with no rows or columns, a
+        ``mapping`` pointing outside the table or ``weights`` of another
+        length than the vocabulary, ``tokenizer.json`` is not a tokenizer, or
+        the vectors and the tokenizer disagree on the vocabulary size.
     """
-    from safetensors import safe_open
     from tokenizers import Tokenizer
 
     path = Path(os.fspath(path)).expanduser()
@@ -147,29 +225,26 @@ def load_model2vec(path):
                 "tokenizer.json and config.json (as written by StaticModel.save_pretrained or "
                 "StaticEmbedder.save_pretrained)."
             )
-    with safe_open(path / "model.safetensors", framework="numpy") as f:
-        keys = set(f.keys())
-        if "embeddings" not in keys:
-            raise ValueError(
-                f"{path / 'model.safetensors'} has no 'embeddings' tensor (found {sorted(keys)}); "
-                "it is not a model2vec model."
-            )
-        vectors = f.get_tensor("embeddings")
-        weights = f.get_tensor("weights") if "weights" in keys else None
-        mapping = f.get_tensor("mapping") if "mapping" in keys else None
+    config = _read_config(path)
+    vectors, weights, mapping = _read_tensors(path)
     vectors = vectors.astype(np.float32)
     if mapping is not None:
         vectors = vectors[np.asarray(mapping, dtype=np.int64)]
     if weights is not None:
         vectors = vectors * np.asarray(weights, dtype=np.float32)[:, None]
-    tokenizer = plain_tokenizer(Tokenizer.from_file(str(path / "tokenizer.json")))
+    try:
+        tokenizer = plain_tokenizer(Tokenizer.from_file(str(path / "tokenizer.json")))
+    except Exception as exc:  # noqa: BLE001 - tokenizers raises a bare Exception
+        raise ValueError(
+            f"{path / 'tokenizer.json'} is not a tokenizers tokenizer file ({exc}); "
+            "the model is damaged."
+        ) from None
     n_tokens = tokenizer.get_vocab_size(with_added_tokens=True)
     if n_tokens != len(vectors):
         raise ValueError(
             f"{path}: the tokenizer has {n_tokens} tokens but model.safetensors has "
             f"{len(vectors)} vectors; the directory is inconsistent."
         )
-    config = json.loads((path / "config.json").read_text())
     return np.ascontiguousarray(vectors, dtype=np.float32), tokenizer, config
 
 

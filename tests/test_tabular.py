@@ -221,9 +221,7 @@ def test_warm_start_continues_training(penguins):
 
 def test_nan_loss_is_a_clear_error_pointing_to_learning_rate(penguins):
     from skembed.exceptions import TrainingDivergedError
-    from skembed.tabular import TrainingDivergedError as OldPath
 
-    assert OldPath is TrainingDivergedError  # the old import path still works
     with pytest.raises(TrainingDivergedError, match=r"Lower learning_rate \(currently 1e\+30\)"):
         AutoencoderEmbedder(learning_rate=1e30, epochs=5, random_state=0).fit(penguins)
     est = AutoencoderEmbedder(learning_rate=1e30, epochs=5, random_state=0)

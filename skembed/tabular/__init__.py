@@ -3,9 +3,8 @@
 Importing this package does not import torch; torch is imported in ``fit``.
 """
 
-from ..exceptions import TrainingDivergedError  # also importable from here, as before
 from .autoencoder import AutoencoderEmbedder
 from .entity import EntityEmbedder
 from .vae import VAEEmbedder
 
-__all__ = ["AutoencoderEmbedder", "EntityEmbedder", "TrainingDivergedError", "VAEEmbedder"]
+__all__ = ["AutoencoderEmbedder", "EntityEmbedder", "VAEEmbedder"]

@@ -43,7 +43,7 @@ from ..base import (
     torch_generator,
 )
 from ..callbacks import make_record, run_callbacks
-from ..exceptions import TrainingDivergedError, diverged
+from ..exceptions import diverged
 from ._preprocess import TabularPreprocessor, _is_dataframe
 
 #: rows per forward pass at inference (transform, score, validation loss)
@@ -70,7 +70,7 @@ TABULAR_PARAMETER_CONSTRAINTS = {
     "callbacks": [list, tuple, None],
 }
 
-__all__ = ["BaseTabularEmbedder", "TrainingDivergedError"]  # the error: old import path
+__all__ = ["BaseTabularEmbedder"]
 
 
 class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):

@@ -792,7 +792,6 @@ class BertPooledEmbedder(
 
     def __setstate__(self, state):
         stored = state.pop("_stored_weights", None)
-        state.setdefault("backend", "torch")  # pickled before skembed 0.3
         state.setdefault("_calibration", [])
         super().__setstate__(state)
         if "device_" not in state:

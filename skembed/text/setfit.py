@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import _fit_context, clone
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import (
@@ -36,6 +35,7 @@ from ._hf import (
     rebuild_from_weights,
     resolve_model,
 )
+from ._targets import check_target
 from .bert import BertPooledEmbedder
 
 __all__ = ["SetFitEmbedder"]
@@ -372,60 +372,15 @@ class SetFitEmbedder(BertPooledEmbedder):
         self.n_truncated_ = self._count_truncated(texts)
 
     def _check_target(self, y, n):
-        if y is None:
+        y, kind, classes = check_target(
+            y, n, target_type=self.target_type, estimator=type(self).__name__, min_per_class=2
+        )
+        if kind == "continuous" and self.loss == "in_batch_negatives":
             raise ValueError(
-                f"{type(self).__name__} learns from the labels: call fit(X, y) with y, one label "
-                "per document (use BertPooledEmbedder for embeddings that need no labels)."
+                "loss='in_batch_negatives' needs class labels; use loss='cosine' for a "
+                "continuous target."
             )
-        y = np.asarray(y)
-        if y.ndim != 1:
-            y = y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y
-        if y.ndim != 1 or len(y) != n:
-            raise ValueError(
-                f"y has shape {np.shape(y)} but X has {n} documents; give one label per document."
-            )
-        if (
-            y.dtype.kind in "fc"
-            and np.isnan(y).any()
-            or y.dtype == object
-            and any(v is None or (isinstance(v, float) and v != v) for v in y)
-        ):
-            rows = [i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)]
-            raise ValueError(
-                f"y has {len(rows)} missing (NaN/None) labels (first rows: {rows[:10]}); drop "
-                "those documents or fill their labels before fitting."
-            )
-        kind = self.target_type
-        if kind == "auto":
-            kind = type_of_target(y, input_name="y")
-        if kind not in ("binary", "multiclass", "continuous"):
-            raise ValueError(
-                f"y is of type {kind!r}; {type(self).__name__} takes class labels (binary or "
-                "multiclass) or a continuous target (set target_type='continuous')."
-            )
-        if kind == "continuous":
-            y = y.astype(np.float64)
-            if np.ptp(y) == 0:
-                raise ValueError("y is constant; a continuous target needs at least two values.")
-            if self.loss == "in_batch_negatives":
-                raise ValueError(
-                    "loss='in_batch_negatives' needs class labels; use loss='cosine' for a "
-                    "continuous target."
-                )
-            return y, kind, None
-        classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
-        if len(classes) < 2:
-            raise ValueError(
-                f"y has a single class ({classes[0]!r}); contrastive fine-tuning needs documents "
-                "of at least two classes."
-            )
-        if counts.min() < 2:
-            single = classes[counts < 2].tolist()
-            raise ValueError(
-                f"class(es) {single[:10]} have a single document, so no positive pair; give each "
-                "class at least two documents or drop those rows."
-            )
-        return codes.astype(np.int64), kind, classes
+        return y, kind, classes
 
     def _sample_pairs(self, y, rng):
         """Rows and targets of the ``n_pairs`` pairs: (left, right, target) int/float arrays."""

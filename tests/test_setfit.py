@@ -224,6 +224,15 @@ def test_pickle_carries_the_tuned_weights(fitted):
     assert again.weights_digest_ == fitted.weights_digest_
 
 
+def test_skops_file_carries_the_tuned_weights(fitted, tmp_path):
+    pytest.importorskip("skops")
+    from skembed.model_selection import load_pipeline, save_pipeline
+
+    assert save_pipeline(fitted, tmp_path / "tuned.skops", format="skops") == "skops"
+    again = load_pipeline(tmp_path / "tuned.skops")
+    np.testing.assert_array_equal(again.transform(X), fitted.transform(X))
+
+
 def test_save_pretrained_loads_in_sentence_transformers(fitted, tmp_path):
     st = pytest.importorskip("sentence_transformers")
     est = clone(fitted).set_params(normalize=True).fit(X, Y)

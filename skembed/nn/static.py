@@ -17,6 +17,9 @@ __all__ = ["MeanBagLinear"]
 class MeanBagLinear(nn.Module):
     """Mean of trainable token vectors, then a linear layer.
 
+    In training mode the table's gradient is sparse (only the rows of the
+    batch's tokens), for ``torch.optim.SparseAdam``.
+
     Parameters
     ----------
     vectors : torch.Tensor of shape (n_tokens, width)
@@ -36,7 +39,9 @@ class MeanBagLinear(nn.Module):
         ``ids`` are the concatenated token ids, ``offsets`` the start of each
         document in them (a document without tokens pools to zeros).
         """
-        return nn.functional.embedding_bag(ids, self.table, offsets, mode="mean")
+        return nn.functional.embedding_bag(
+            ids, self.table, offsets, mode="mean", sparse=self.training
+        )
 
     def forward(self, ids, offsets):
         """Outputs of the head, shape (n_documents, n_outputs)."""

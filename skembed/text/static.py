@@ -226,7 +226,8 @@ class StaticEmbedder(
         Also train the token vectors on ``y`` (model2vec's
         ``StaticModelForClassification`` recipe): after the distillation
         (or the loading of a model2vec directory), the table and a linear
-        head on the mean token vector are trained with Adam, cross-entropy
+        head on the mean token vector are trained with Adam (lazy Adam,
+        ``SparseAdam``, on the table: only the rows of a batch's tokens move), cross-entropy
         for classes or squared error for a continuous ``y`` (standardised),
         keeping the table of the epoch with the lowest validation loss. The
         head is then dropped: ``transform`` stays the mean of (trained)
@@ -504,7 +505,11 @@ class StaticEmbedder(
         with limit_threads(self.n_jobs), torch.random.fork_rng():
             torch.manual_seed(seed)
             model = MeanBagLinear(torch.from_numpy(wv.vectors), 1 if regression else len(classes))
-            optimizer = torch.optim.Adam(model.parameters(), lr=self.learning_rate)
+            # the table's gradient is sparse (the rows of a batch's tokens): lazy Adam on it
+            optimizers = [
+                torch.optim.SparseAdam([model.table], lr=self.learning_rate),
+                torch.optim.Adam(model.head.parameters(), lr=self.learning_rate),
+            ]
 
             def loss_of(out, rows):
                 if regression:
@@ -530,9 +535,11 @@ class StaticEmbedder(
                             parameter="learning_rate",
                             value=self.learning_rate,
                         )
-                    optimizer.zero_grad(set_to_none=True)
+                    for opt in optimizers:
+                        opt.zero_grad(set_to_none=True)
                     loss.backward()
-                    optimizer.step()
+                    for opt in optimizers:
+                        opt.step()
                     losses.append(value * len(r))
                 model.eval()
                 with torch.no_grad():

@@ -419,3 +419,21 @@ def test_supervised_bad_targets_and_interrupts(tiny):
         est.fit(X[::-1], y[::-1])
     np.testing.assert_array_equal(est.wv_.vectors, before)
     assert len(est.history_) == 2
+
+
+def test_supervised_cross_fitted_fit_transform(tiny):
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold
+
+    from skembed.base import seed_from_random_state
+
+    X, y = labelled()
+    est = make(tiny, supervised=True, random_state=0, epochs=3, cv=3)
+    crossed = est.fit_transform(X, y)
+    assert not np.allclose(crossed, est.transform(X))
+    folds = StratifiedKFold(3, shuffle=True, random_state=seed_from_random_state(0))
+    train, test = next(iter(folds.split(X, y)))
+    inner = clone(est).set_params(cv=None).fit([X[i] for i in train], y[train])
+    np.testing.assert_allclose(crossed[test], inner.transform([X[i] for i in test]), atol=1e-6)
+    plain = make(tiny, cv=3)  # without supervision cv changes nothing
+    np.testing.assert_array_equal(plain.fit_transform(X, y), plain.transform(X))

@@ -11,7 +11,7 @@ from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
-from sklearn.base import _fit_context, clone
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -35,7 +35,7 @@ from ._hf import (
     rebuild_from_weights,
     resolve_model,
 )
-from ._targets import check_target
+from ._targets import check_target, cross_fitted
 from .bert import BertPooledEmbedder
 
 __all__ = ["SetFitEmbedder"]
@@ -312,21 +312,16 @@ class SetFitEmbedder(BertPooledEmbedder):
         self.fit(X, y)
         if self.cv is None:
             return self.transform(X)
-        from sklearn.model_selection import KFold, StratifiedKFold
-
-        documents = list(self._check_documents(X))
-        y = np.asarray(y)
-        seed = seed_from_random_state(self.random_state)
-        if self.target_type_ == "continuous":
-            folds = KFold(self.cv, shuffle=True, random_state=seed).split(documents)
-        else:
-            folds = StratifiedKFold(self.cv, shuffle=True, random_state=seed).split(documents, y)
-        out = np.empty((len(documents), self._n_features_out), dtype=self.dtype)
-        for train, test in folds:
-            inner = clone(self).set_params(cv=None, cache=None, callbacks=None, verbose=0)
-            inner.fit([documents[i] for i in train], y[train])
-            out[test] = inner.transform([documents[i] for i in test])
-        return out
+        return cross_fitted(
+            self,
+            list(self._check_documents(X)),
+            np.asarray(y),
+            continuous=self.target_type_ == "continuous",
+            cv=self.cv,
+            random_state=self.random_state,
+            width=self._n_features_out,
+            dtype=self.dtype,
+        )
 
     def _fit(self, X, y):
         import torch

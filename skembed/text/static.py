@@ -48,7 +48,7 @@ from ._model2vec_io import (
     save_model2vec,
     unk_token_id,
 )
-from ._targets import check_target
+from ._targets import check_target, cross_fitted
 
 __all__ = ["StaticEmbedder", "clear_teacher_cache", "zipf_sif_weights"]
 
@@ -252,6 +252,11 @@ class StaticEmbedder(
     callbacks : list of callable or None, default=None
         ``supervised=True``: called after each epoch as ``cb(estimator,
         record)``; ``True`` stops training.
+    cv : int or None, default=None
+        ``supervised=True``: folds of a cross-fitted ``fit_transform`` (as
+        scikit-learn's ``TargetEncoder``: each fold embedded by a table
+        trained on the others, ``cv + 1`` trainings; the distillation is
+        shared). None: ``fit_transform`` is ``fit(X, y).transform(X)``.
 
     Attributes
     ----------
@@ -338,6 +343,7 @@ class StaticEmbedder(
         "patience": [Interval(Integral, 1, None, closed="left")],
         "random_state": COMPUTE_PARAMETER_CONSTRAINTS["random_state"],
         "callbacks": [list, tuple, None],
+        "cv": [Interval(Integral, 2, None, closed="left"), None],
     }
 
     def __init__(
@@ -368,6 +374,7 @@ class StaticEmbedder(
         patience=5,
         random_state=None,
         callbacks=None,
+        cv=None,
     ):
         self.model = model
         self.vocabulary = vocabulary
@@ -394,6 +401,7 @@ class StaticEmbedder(
         self.patience = patience
         self.random_state = random_state
         self.callbacks = callbacks
+        self.cv = cv
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -437,6 +445,36 @@ class StaticEmbedder(
         with restore_on_failure(self):
             self._fit(X, y)
         return self
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit, then embed the training documents (cross-fitted when ``supervised`` and ``cv``).
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+        y : array-like of shape (n_documents,) or None
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        X_new : numpy.ndarray of shape (n_documents, vector_size)
+            ``fit(X, y).transform(X)``, except with ``supervised=True`` and
+            ``cv`` set: row ``i`` then comes from a table trained on the
+            folds that do not hold row ``i``.
+        """
+        self.fit(X, y)
+        if not self.supervised or self.cv is None:
+            return self.transform(X)
+        return cross_fitted(
+            self,
+            list(self._check_documents(X)),
+            np.asarray(y),
+            continuous=self.target_type_ == "continuous",
+            cv=self.cv,
+            random_state=self.random_state,
+            width=self._n_features_out,
+            dtype=self.dtype,
+        )
 
     def _fit(self, X, y):
         if is_model2vec_dir(self.model):

@@ -238,8 +238,10 @@ class StaticEmbedder(
     epochs : int, default=30
         ``supervised=True``: most passes over the training documents (an
         upper bound: early stopping ends sooner).
-    learning_rate : float, default=1e-3
-        ``supervised=True``: Adam's step size (model2vec's default).
+    learning_rate : float, default=1e-4
+        ``supervised=True``: Adam's step size. model2vec's default is 1e-3;
+        on tweets (3,200 training rows, 800 held out) 1e-4 measured 0.699
+        against 0.680 with 1e-3 (and 0.694 with 3e-4).
     validation_fraction : float in (0, 1), default=0.1
         ``supervised=True``: share of the documents held out (stratified for
         classes) to measure the validation loss of early stopping.
@@ -252,11 +254,16 @@ class StaticEmbedder(
     callbacks : list of callable or None, default=None
         ``supervised=True``: called after each epoch as ``cb(estimator,
         record)``; ``True`` stops training.
-    cv : int or None, default=None
+    cv : int or None, default=5
         ``supervised=True``: folds of a cross-fitted ``fit_transform`` (as
         scikit-learn's ``TargetEncoder``: each fold embedded by a table
         trained on the others, ``cv + 1`` trainings; the distillation is
-        shared). None: ``fit_transform`` is ``fit(X, y).transform(X)``.
+        shared). None: ``fit_transform`` is ``fit(X, y).transform(X)``. A
+        downstream model trained on the rows the table was trained on sees
+        them better separated than new rows: on tweets (3,200 training rows,
+        800 held out) cross-fitting raised held-out accuracy from 0.699 to
+        0.710 (``learning_rate=1e-4``) and from 0.680 to 0.700 (1e-3), at
+        about 10 s per extra training on 2 loaded cores; hence the default.
 
     Attributes
     ----------
@@ -369,12 +376,12 @@ class StaticEmbedder(
         supervised=False,
         target_type="auto",
         epochs=30,
-        learning_rate=1e-3,
+        learning_rate=1e-4,
         validation_fraction=0.1,
         patience=5,
         random_state=None,
         callbacks=None,
-        cv=None,
+        cv=5,
     ):
         self.model = model
         self.vocabulary = vocabulary

@@ -109,7 +109,7 @@ def main():
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--run-folds", type=int, default=None, help="run only the first k folds")
     p.add_argument("--rows", default=",".join(ROWS), help="comma-separated, or 'none'")
-    p.add_argument("--n-pairs", type=int, default=4000)
+    p.add_argument("--n-pairs", type=int, default=2000)
     p.add_argument("--learning-rate", type=float, default=1e-4, help="SetFitEmbedder's")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--curve", default="", help="n_pairs budgets for SetFit on fold 1")

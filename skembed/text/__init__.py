@@ -7,6 +7,7 @@ from .fasttext import FastTextKeyedVectors, FastTextTransformer
 from .glove import GloVeTransformer
 from .lsa import TfidfLSA
 from .ppmi import PPMIEmbedder
+from .setfit import SetFitEmbedder
 from .static import StaticEmbedder
 from .word2vec import Word2VecTransformer
 
@@ -19,6 +20,7 @@ __all__ = [
     "GloVeTransformer",
     "LineCorpus",
     "PPMIEmbedder",
+    "SetFitEmbedder",
     "StaticEmbedder",
     "TfidfLSA",
     "Word2VecTransformer",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from itertools import chain
 from numbers import Integral, Real
 
@@ -26,7 +27,16 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, progress
+from ..base import (
+    COMPUTE_PARAMETER_CONSTRAINTS,
+    limit_threads,
+    progress,
+    report_epoch,
+    restore_on_failure,
+    seed_from_random_state,
+)
+from ..callbacks import make_record, run_callbacks
+from ..exceptions import diverged
 from ..keyedvectors import KeyedVectors
 from ._base import ModelTokenizedMixin
 from ._hf import DEFAULT_MODEL
@@ -38,6 +48,7 @@ from ._model2vec_io import (
     save_model2vec,
     unk_token_id,
 )
+from ._targets import check_target, cross_fitted
 
 __all__ = ["StaticEmbedder", "clear_teacher_cache", "zipf_sif_weights"]
 
@@ -211,6 +222,48 @@ class StaticEmbedder(
         What a document without any known token becomes.
     dtype : numpy dtype, default=numpy.float32
         dtype of the output of ``transform``.
+    supervised : bool, default=False
+        Also train the token vectors on ``y`` (model2vec's
+        ``StaticModelForClassification`` recipe): after the distillation
+        (or the loading of a model2vec directory), the table and a linear
+        head on the mean token vector are trained with Adam (lazy Adam,
+        ``SparseAdam``, on the table: only the rows of a batch's tokens move), cross-entropy
+        for classes or squared error for a continuous ``y`` (standardised),
+        keeping the table of the epoch with the lowest validation loss. The
+        head is then dropped: ``transform`` stays the mean of (trained)
+        token vectors, with no transformer. Opt-in by this parameter only,
+        never by the presence of ``y``.
+    target_type : {"auto", "binary", "multiclass", "continuous"}, default="auto"
+        ``supervised=True``: kind of ``y`` (``"auto"``: ``type_of_target``).
+    epochs : int, default=30
+        ``supervised=True``: most passes over the training documents (an
+        upper bound: early stopping ends sooner).
+    learning_rate : float, default=1e-4
+        ``supervised=True``: Adam's step size. model2vec's default is 1e-3;
+        on tweets (3,200 training rows, 800 held out) 1e-4 measured 0.699
+        against 0.680 with 1e-3 (and 0.694 with 3e-4).
+    validation_fraction : float in (0, 1), default=0.1
+        ``supervised=True``: share of the documents held out (stratified for
+        classes) to measure the validation loss of early stopping.
+    patience : int, default=5
+        ``supervised=True``: epochs without a lower validation loss before
+        training stops (model2vec's default).
+    random_state : int, RandomState or None, default=None
+        ``supervised=True``: seeds the split, the batch order and the head's
+        initialisation (torch's global generator is forked, left as it was).
+    callbacks : list of callable or None, default=None
+        ``supervised=True``: called after each epoch as ``cb(estimator,
+        record)``; ``True`` stops training.
+    cv : int or None, default=5
+        ``supervised=True``: folds of a cross-fitted ``fit_transform`` (as
+        scikit-learn's ``TargetEncoder``: each fold embedded by a table
+        trained on the others, ``cv + 1`` trainings; the distillation is
+        shared). None: ``fit_transform`` is ``fit(X, y).transform(X)``. A
+        downstream model trained on the rows the table was trained on sees
+        them better separated than new rows: on tweets (3,200 training rows,
+        800 held out) cross-fitting raised held-out accuracy from 0.699 to
+        0.710 (``learning_rate=1e-4``) and from 0.680 to 0.700 (1e-3), at
+        about 10 s per extra training on 2 loaded cores; hence the default.
 
     Attributes
     ----------
@@ -234,6 +287,15 @@ class StaticEmbedder(
         after :meth:`from_pretrained`, which sees no documents).
     device_ : str or None
         Device the teacher ran on (None when loaded from a model2vec directory).
+    history_ : list of dict
+        ``supervised=True`` only: one record per epoch, ``epoch``, ``loss``
+        (mean training loss), ``valid_loss``, ``seconds``.
+    best_epoch_ : int
+        ``supervised=True`` only: the epoch whose table ``wv_`` holds.
+    target_type_ : str
+        ``supervised=True`` only.
+    classes_ : numpy.ndarray or None
+        ``supervised=True`` only: the classes (None for a continuous ``y``).
 
     See Also
     --------
@@ -280,6 +342,15 @@ class StaticEmbedder(
         "handle_missing": [StrOptions({"error", "empty"})],
         "handle_unknown": [StrOptions({"zeros", "nan", "error"})],
         "dtype": [type, str, np.dtype],
+        "supervised": ["boolean"],
+        "target_type": [StrOptions({"auto", "binary", "multiclass", "continuous"})],
+        "epochs": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "patience": [Interval(Integral, 1, None, closed="left")],
+        "random_state": COMPUTE_PARAMETER_CONSTRAINTS["random_state"],
+        "callbacks": [list, tuple, None],
+        "cv": [Interval(Integral, 2, None, closed="left"), None],
     }
 
     def __init__(
@@ -302,6 +373,15 @@ class StaticEmbedder(
         handle_missing="error",
         handle_unknown="zeros",
         dtype=np.float32,
+        supervised=False,
+        target_type="auto",
+        epochs=30,
+        learning_rate=1e-4,
+        validation_fraction=0.1,
+        patience=5,
+        random_state=None,
+        callbacks=None,
+        cv=5,
     ):
         self.model = model
         self.vocabulary = vocabulary
@@ -320,6 +400,20 @@ class StaticEmbedder(
         self.handle_missing = handle_missing
         self.handle_unknown = handle_unknown
         self.dtype = dtype
+        self.supervised = supervised
+        self.target_type = target_type
+        self.epochs = epochs
+        self.learning_rate = learning_rate
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.random_state = random_state
+        self.callbacks = callbacks
+        self.cv = cv
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = bool(self.supervised)
+        return tags
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -331,8 +425,11 @@ class StaticEmbedder(
         X : iterable of str or of list of str, length n_documents
             Documents; only ``vocabulary="corpus"``/``"both"`` learn from them
             (and ``oov_rate_`` is measured on them).
-        y : None
-            Ignored.
+        y : array-like of shape (n_documents,) or None
+            Ignored unless ``supervised=True`` (a ``Pipeline`` passes ``y``
+            to every step; its presence changes nothing). With
+            ``supervised=True``: class labels, or floats for a continuous
+            target; required.
 
         Returns
         -------
@@ -347,8 +444,46 @@ class StaticEmbedder(
             the teacher has no fast tokenizer; ``n_components`` exceeds the
             teacher's width or the vocabulary size; the corpus has no word
             with ``min_count`` occurrences; ``vocabulary="corpus"``/``"both"``
-            with a tokenizer that is not WordPiece.
+            with a tokenizer that is not WordPiece; with ``supervised=True``:
+            ``y`` missing, not one label per document, with NaN labels or a
+            single class. A failed or interrupted ``fit`` leaves the
+            estimator as it was.
         """
+        with restore_on_failure(self):
+            self._fit(X, y)
+        return self
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit, then embed the training documents (cross-fitted when ``supervised`` and ``cv``).
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+        y : array-like of shape (n_documents,) or None
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        X_new : numpy.ndarray of shape (n_documents, vector_size)
+            ``fit(X, y).transform(X)``, except with ``supervised=True`` and
+            ``cv`` set: row ``i`` then comes from a table trained on the
+            folds that do not hold row ``i``.
+        """
+        self.fit(X, y)
+        if not self.supervised or self.cv is None:
+            return self.transform(X)
+        return cross_fitted(
+            self,
+            list(self._check_documents(X)),
+            np.asarray(y),
+            continuous=self.target_type_ == "continuous",
+            cv=self.cv,
+            random_state=self.random_state,
+            width=self._n_features_out,
+            dtype=self.dtype,
+        )
+
+    def _fit(self, X, y):
         if is_model2vec_dir(self.model):
             device = None
         else:
@@ -356,16 +491,130 @@ class StaticEmbedder(
 
             device = _export.resolve_backend_device(self.backend, self.device, "float32")
         texts = self._texts(self._check_documents(X))
+        if self.supervised:
+            target = check_target(
+                y, len(texts), target_type=self.target_type, estimator="StaticEmbedder"
+            )
         if device is None:
             state = _state_from_dir(self.model)
         else:
             state = self._distil(texts, device)
+        if self.supervised:
+            state.update(self._train_on_target(state, texts, *target))
         state["device_"] = device
         state["oov_rate_"] = _oov(state["tokenizer_"], state["unk_id_"], texts)
         for key, value in state.items():
             setattr(self, key, value)
         self._n_features_out = self.wv_.vector_size
-        return self
+
+    def _train_on_target(self, state, texts, y, kind, classes):
+        """Train the token table with a linear head on ``y`` (model2vec's supervised recipe)."""
+        import torch
+
+        from ..nn.static import MeanBagLinear, bag_batch
+
+        wv = state["wv_"]
+        ids, indptr = _encode(
+            state["tokenizer_"],
+            state["unk_id_"],
+            texts,
+            self.max_length,
+            state["median_token_length_"],
+        )
+        seed = seed_from_random_state(self.random_state)
+        rng = np.random.RandomState(seed)
+        n = len(texts)
+        regression = kind == "continuous"
+        rows = rng.permutation(n)
+        n_valid = int(round(self.validation_fraction * n))
+        if n_valid < 1 or n - n_valid < 1:
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction} of {n} documents leaves an empty "
+                "training or validation split; give more documents or change validation_fraction."
+            )
+        if not regression and np.bincount(y).min() >= 2 and n_valid >= len(classes):
+            from sklearn.model_selection import train_test_split
+
+            train, valid = train_test_split(
+                np.arange(n), test_size=n_valid, stratify=y, random_state=seed
+            )
+        else:
+            valid, train = rows[:n_valid], rows[n_valid:]
+        if regression:
+            mean, scale = float(y[train].mean()), float(y[train].std()) or 1.0
+            target = torch.from_numpy(((y - mean) / scale).astype(np.float32))
+        else:
+            target = torch.from_numpy(y)
+        batch = min(max(len(train) // 30, 16), 256)  # model2vec's rule for its batch size
+        history = []
+        with limit_threads(self.n_jobs), torch.random.fork_rng():
+            torch.manual_seed(seed)
+            model = MeanBagLinear(torch.from_numpy(wv.vectors), 1 if regression else len(classes))
+            # the table's gradient is sparse (the rows of a batch's tokens): lazy Adam on it
+            optimizers = [
+                torch.optim.SparseAdam([model.table], lr=self.learning_rate),
+                torch.optim.Adam(model.head.parameters(), lr=self.learning_rate),
+            ]
+
+            def loss_of(out, rows):
+                if regression:
+                    return torch.nn.functional.mse_loss(out[:, 0], target[rows])
+                return torch.nn.functional.cross_entropy(out, target[rows])
+
+            best, best_loss, bad = None, float("inf"), 0
+            bar = progress(total=self.epochs, verbose=self.verbose, desc="training", unit="epoch")
+            for epoch in range(1, self.epochs + 1):
+                started = time.perf_counter()
+                model.train()
+                order = train[rng.permutation(len(train))]
+                losses = []
+                for b in range(0, len(order), batch):
+                    r = order[b : b + batch]
+                    loss = loss_of(model(*bag_batch(ids, indptr, r, "cpu")), torch.from_numpy(r))
+                    value = float(loss.detach())
+                    if not np.isfinite(value):
+                        raise diverged(
+                            self,
+                            epoch=epoch,
+                            loss=value,
+                            parameter="learning_rate",
+                            value=self.learning_rate,
+                        )
+                    for opt in optimizers:
+                        opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    for opt in optimizers:
+                        opt.step()
+                    losses.append(value * len(r))
+                model.eval()
+                with torch.no_grad():
+                    out = model(*bag_batch(ids, indptr, valid, "cpu"))
+                    valid_loss = float(loss_of(out, torch.from_numpy(valid)))
+                record = make_record(
+                    epoch, sum(losses) / len(train), started, valid_loss=valid_loss
+                )
+                history.append(record)
+                report_epoch(bar, record, self.verbose)
+                if best is None or valid_loss < best_loss - 1e-4 * abs(best_loss):
+                    best_loss, bad = valid_loss, 0
+                    best = model.table.detach().clone()
+                else:
+                    bad += 1
+                # early stopping (patience) and user callbacks share the record
+                self.history_ = history
+                stop = run_callbacks(self.callbacks, self, record)
+                if stop or bad >= self.patience:
+                    break
+            bar.close()
+        trained = KeyedVectors(best.numpy().astype(np.float32), list(wv.index_to_key))
+        trained.counts = wv.counts
+        return {
+            "wv_": trained,
+            "history_": history,
+            "target_type_": kind,
+            "classes_": classes,
+            "best_epoch_": int(np.argmin([r["valid_loss"] for r in history]) + 1),
+        }
 
     def _distil(self, texts, device):
         from ._hf import load_encoder, resolve_model

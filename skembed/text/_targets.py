@@ -1,0 +1,140 @@
+"""Checks of the target ``y`` of the text estimators that learn from labels."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.multiclass import type_of_target
+
+__all__ = ["check_target"]
+
+
+def _is_missing(v):
+    return v is None or (isinstance(v, float) and v != v)
+
+
+def check_target(y, n_documents, *, target_type, estimator, min_per_class=1):
+    """Validate ``y`` for a label-trained text estimator.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_documents,) or None
+    n_documents : int
+        Number of documents of ``X``.
+    target_type : {"auto", "binary", "multiclass", "continuous"}
+    estimator : str
+        Name used in the messages.
+    min_per_class : int, default=1
+        Fewest documents a class may have (2 where a positive pair is needed).
+
+    Returns
+    -------
+    y : numpy.ndarray of shape (n_documents,)
+        Class codes (int64, ``0..n_classes-1``) or the float64 target.
+    kind : str
+        ``"binary"``, ``"multiclass"`` or ``"continuous"``.
+    classes : numpy.ndarray or None
+        The classes (None for a continuous target).
+
+    Raises
+    ------
+    ValueError
+        ``y`` is None, not one label per document, has NaN/None labels, a
+        single class, a class with fewer than ``min_per_class`` documents, a
+        constant continuous value, or is of another type (multilabel, ...).
+    """
+    if y is None:
+        raise ValueError(
+            f"{estimator} learns from the labels: call fit(X, y) with y, one label per "
+            "document (or turn label training off)."
+        )
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1 or len(y) != n_documents:
+        raise ValueError(
+            f"y has shape {np.shape(y)} but X has {n_documents} documents; give one label per "
+            "document."
+        )
+    if y.dtype.kind in "fc":
+        missing = np.flatnonzero(np.isnan(y))
+    elif y.dtype == object:
+        missing = np.flatnonzero([_is_missing(v) for v in y])
+    else:
+        missing = np.zeros(0, dtype=np.int64)
+    if len(missing):
+        raise ValueError(
+            f"y has {len(missing)} missing (NaN/None) labels (first rows: "
+            f"{missing[:10].tolist()}); drop those documents or fill their labels before fitting."
+        )
+    kind = target_type
+    if kind == "auto":
+        kind = type_of_target(y, input_name="y")
+    if kind not in ("binary", "multiclass", "continuous"):
+        raise ValueError(
+            f"y is of type {kind!r}; {estimator} takes class labels (binary or multiclass) or a "
+            "continuous target (set target_type='continuous')."
+        )
+    if kind == "continuous":
+        y = y.astype(np.float64)
+        if np.ptp(y) == 0:
+            raise ValueError("y is constant; a continuous target needs at least two values.")
+        return y, kind, None
+    classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+    if len(classes) < 2:
+        raise ValueError(
+            f"y has a single class ({classes[0]!r}); {estimator} needs documents of at least "
+            "two classes."
+        )
+    if counts.min() < min_per_class:
+        few = classes[counts < min_per_class].tolist()
+        raise ValueError(
+            f"class(es) {few[:10]} have a single document, so no positive pair; give each class "
+            "at least two documents or drop those rows."
+        )
+    return codes.astype(np.int64), kind, classes
+
+
+def cross_fitted(estimator, documents, y, *, continuous, cv, random_state, width, dtype):
+    """Embeddings of ``documents``, each fold by a clone of ``estimator`` fitted on the others.
+
+    As scikit-learn's ``TargetEncoder.fit_transform``: ``cv`` folds
+    (stratified for classes, shuffled with a seed drawn from
+    ``random_state``), each embedded by ``clone(estimator)`` (``cv=None``,
+    no cache, no callbacks) fitted on the other folds.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted or fitted; only its parameters are used.
+    documents : list of str or of list of str
+    y : numpy.ndarray of shape (n_documents,)
+    continuous : bool
+        Plain ``KFold`` for a continuous target.
+    cv : int
+    random_state : int, RandomState or None
+    width : int
+        Output width.
+    dtype : numpy dtype
+
+    Returns
+    -------
+    X_new : numpy.ndarray of shape (n_documents, width)
+    """
+    from sklearn.base import clone
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    from ..base import seed_from_random_state
+
+    seed = seed_from_random_state(random_state)
+    if continuous:
+        folds = KFold(cv, shuffle=True, random_state=seed).split(documents)
+    else:
+        folds = StratifiedKFold(cv, shuffle=True, random_state=seed).split(documents, y)
+    out = np.empty((len(documents), width), dtype=dtype)
+    for train, test in folds:
+        inner = clone(estimator).set_params(cv=None, callbacks=None, verbose=0)
+        if "cache" in inner.get_params():
+            inner.set_params(cache=None)
+        inner.fit([documents[i] for i in train], y[train])
+        out[test] = inner.transform([documents[i] for i in test])
+    return out

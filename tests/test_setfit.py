@@ -1,0 +1,315 @@
+"""SetFitEmbedder: pair sampling, losses, the fine-tuning contract, backends, saving, errors."""
+
+from __future__ import annotations
+
+import pickle
+import pickletools
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from sklearn.base import clone  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
+from test_common import text_data, tiny_bert_dir  # noqa: E402
+
+from skembed.callbacks import Callback  # noqa: E402
+from skembed.nn.contrastive import cosine_similarity_loss, in_batch_negatives_loss  # noqa: E402
+from skembed.text import BertPooledEmbedder, SetFitEmbedder  # noqa: E402
+from skembed.text._embedding_cache import EmbeddingCache  # noqa: E402
+
+X, Y = text_data(24)
+
+
+@pytest.fixture(scope="module")
+def tiny_dir():
+    return tiny_bert_dir()
+
+
+def make(tiny_dir, **params):
+    params.setdefault("n_pairs", 48)
+    params.setdefault("batch_size", 8)
+    params.setdefault("max_length", 32)
+    params.setdefault("device", "cpu")
+    params.setdefault("n_jobs", 1)
+    params.setdefault("random_state", 0)
+    return SetFitEmbedder(model=tiny_dir, **params)
+
+
+@pytest.fixture(scope="module")
+def fitted(tiny_dir):
+    return make(tiny_dir, learning_rate=1e-3).fit(X, Y)
+
+
+def cos_gap(E, y):
+    """Mean cosine of same-class pairs minus mean cosine of different-class pairs."""
+    E = E / np.linalg.norm(E, axis=1, keepdims=True)
+    S = E @ E.T
+    same = y[:, None] == y[None, :]
+    off = ~np.eye(len(y), dtype=bool)
+    return S[same & off].mean() - S[~same].mean()
+
+
+# ----------------------------------------------------------------------------- losses
+def test_cosine_similarity_loss_is_the_squared_error_of_the_cosine():
+    u = torch.tensor([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+    v = torch.tensor([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+    t = torch.tensor([1.0, 0.0, 0.0])
+    # cosines 1, 1/sqrt(2), 0 -> errors 0, 0.5, 0
+    assert float(cosine_similarity_loss(u, v, t)) == pytest.approx(0.5 / 3)
+
+
+def test_losses_equal_sentence_transformers():
+    pytest.importorskip("sentence_transformers")
+    from sentence_transformers.sentence_transformer.losses import (
+        CosineSimilarityLoss,
+        MultipleNegativesRankingLoss,
+    )
+
+    rng = torch.Generator().manual_seed(0)
+    u, v = torch.randn(6, 5, generator=rng), torch.randn(6, 5, generator=rng)
+    t = torch.tensor([1.0, 0, 1, 0, 0, 1])
+    ref = CosineSimilarityLoss(model=None).compute_loss_from_embeddings([u, v], t)
+    assert float(cosine_similarity_loss(u, v, t)) == pytest.approx(float(ref), rel=1e-6)
+    # with six distinct classes nothing is masked: MultipleNegativesRankingLoss exactly
+    ref = MultipleNegativesRankingLoss(model=None).compute_loss_from_embeddings([u, v], None)
+    got = in_batch_negatives_loss(u, v, torch.arange(6))
+    assert float(got) == pytest.approx(float(ref), rel=1e-6)
+
+
+def test_in_batch_negatives_loss_by_hand():
+    a = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    p = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+    labels = torch.tensor([0, 1, 0])
+    got = float(in_batch_negatives_loss(a, p, labels, scale=2.0))
+    an = a / a.norm(dim=1, keepdim=True)
+    pn = p / p.norm(dim=1, keepdim=True)
+    S = 2.0 * (an @ pn.T).numpy()
+    # row 0: class 0, the other class-0 positive (column 2) is masked out
+    rows = [S[0, [0, 1]], S[1, [0, 1, 2]], S[2, [1, 2]]]
+    targets = [0, 1, 1]
+    expected = np.mean([np.log(np.exp(r).sum()) - r[t] for r, t in zip(rows, targets, strict=True)])
+    assert got == pytest.approx(expected, rel=1e-5)
+
+
+# ----------------------------------------------------------------------------- pair sampling
+def test_pairs_follow_the_labels(tiny_dir):
+    est = make(tiny_dir, n_pairs=1001)
+    y = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    est.target_type_ = "multiclass"
+    left, right, target = est._sample_pairs(y, np.random.RandomState(0))
+    assert len(left) == len(right) == 1001
+    assert target[:501].tolist() == [1.0] * 501 and target[501:].tolist() == [0.0] * 500
+    pos, neg = slice(0, 501), slice(501, None)
+    assert (y[left[pos]] == y[right[pos]]).all() and (left[pos] != right[pos]).all()
+    assert (y[left[neg]] != y[right[neg]]).all()
+    counts = np.bincount(left, minlength=len(y))  # anchors cycle through every row
+    assert counts.max() - counts.min() <= 1
+    # a positive is any other row of the class, uniformly: both partners of row 3's class
+    assert set(right[pos][left[pos] == 5]) == {6, 7, 8}
+
+
+def test_in_batch_pairs_are_all_positive(tiny_dir):
+    est = make(tiny_dir, loss="in_batch_negatives", n_pairs=50)
+    est.target_type_ = "binary"
+    y = np.array([0, 0, 1, 1, 1])
+    left, right, target = est._sample_pairs(y, np.random.RandomState(0))
+    assert (target == 1).all() and (y[left] == y[right]).all() and (left != right).all()
+
+
+def test_regression_pairs_target_the_label_distance(tiny_dir):
+    est = make(tiny_dir, n_pairs=200)
+    est.target_type_ = "continuous"
+    y = np.array([0.0, 1.0, 2.0, 4.0])
+    left, right, target = est._sample_pairs(y, np.random.RandomState(0))
+    assert (left != right).all()
+    np.testing.assert_allclose(target, 1 - np.abs(y[left] - y[right]) / 4.0)
+
+
+# ----------------------------------------------------------------------------- fine-tuning
+def test_fit_tunes_a_copy_and_separates_the_classes(tiny_dir, fitted):
+    frozen = BertPooledEmbedder(model=tiny_dir, device="cpu", max_length=32, n_jobs=1).fit(X)
+    before, after = frozen.transform(X), fitted.transform(X)
+    assert fitted.model_ is not frozen.model_
+    assert cos_gap(after, Y) > cos_gap(before, Y) + 0.05
+    again = BertPooledEmbedder(model=tiny_dir, device="cpu", max_length=32, n_jobs=1).fit(X)
+    np.testing.assert_array_equal(again.transform(X), before)  # the shared encoder is untouched
+    assert fitted.target_type_ == "binary" and fitted.classes_.tolist() == [0, 1]
+    assert len(fitted.weights_digest_) == 32
+
+
+def test_in_batch_negatives_also_separates(tiny_dir):
+    frozen = BertPooledEmbedder(model=tiny_dir, device="cpu", max_length=32, n_jobs=1).fit(X)
+    est = make(tiny_dir, loss="in_batch_negatives", learning_rate=1e-3).fit(X, Y)
+    assert cos_gap(est.transform(X), Y) > cos_gap(frozen.transform(X), Y) + 0.05
+
+
+def test_random_state_fixes_the_weights(tiny_dir, fitted):
+    same = make(tiny_dir, learning_rate=1e-3).fit(X, Y)
+    other = make(tiny_dir, learning_rate=1e-3, random_state=1).fit(X, Y)
+    assert same.weights_digest_ == fitted.weights_digest_
+    assert other.weights_digest_ != fitted.weights_digest_
+    np.testing.assert_array_equal(same.transform(X), fitted.transform(X))
+    state = torch.random.get_rng_state()
+    make(tiny_dir).fit(X, Y)
+    assert torch.equal(torch.random.get_rng_state(), state)  # the global generator is untouched
+
+
+def test_history_and_callbacks(tiny_dir):
+    seen = []
+
+    class StopAfterTwo(Callback):
+        def on_epoch_end(self, estimator, record):
+            seen.append(record["epoch"])
+            return record["epoch"] == 2
+
+    est = make(tiny_dir, epochs=4, callbacks=[StopAfterTwo()]).fit(X, Y)
+    assert seen == [1, 2] and [r["epoch"] for r in est.history_] == [1, 2]
+    assert {"loss", "seconds", "learning_rate", "pairs"} <= est.history_[0].keys()
+    assert est.history_[0]["pairs"] == 48 and np.isfinite(est.history_[0]["loss"])
+
+
+def test_interrupted_fit_leaves_the_estimator_as_it_was(tiny_dir, fitted):
+    def interrupt(estimator, record):
+        raise KeyboardInterrupt
+
+    fresh = make(tiny_dir, callbacks=[interrupt])
+    with pytest.raises(KeyboardInterrupt):
+        fresh.fit(X, Y)
+    assert not hasattr(fresh, "device_") and not hasattr(fresh, "history_")
+    with pytest.raises(NotFittedError):
+        fresh.transform(X)
+    est = pickle.loads(pickle.dumps(fitted))
+    ref, digest = est.transform(X), est.weights_digest_
+    est.set_params(callbacks=[interrupt])
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X[::-1], Y[::-1])
+    assert est.weights_digest_ == digest
+    np.testing.assert_array_equal(est.transform(X), ref)
+
+
+def test_regression_target_fits(tiny_dir):
+    y = np.linspace(0.0, 1.0, len(X)) + Y
+    est = make(tiny_dir, learning_rate=1e-3).fit(X, y)
+    assert est.target_type_ == "continuous" and est.classes_ is None
+    assert np.isfinite(est.transform(X)).all()
+
+
+def test_cross_fitted_fit_transform(tiny_dir):
+    est = make(tiny_dir, cv=2, learning_rate=1e-3)
+    crossed = est.fit_transform(X, Y)
+    plain = est.transform(X)  # the final encoder, tuned on every row
+    assert crossed.shape == plain.shape and not np.allclose(crossed, plain)
+    # each fold's rows come from an encoder tuned on the other fold only
+    from sklearn.model_selection import StratifiedKFold
+
+    from skembed.base import seed_from_random_state
+
+    folds = StratifiedKFold(2, shuffle=True, random_state=seed_from_random_state(0))
+    train, test = next(iter(folds.split(X, Y)))
+    inner = clone(est).set_params(cv=None).fit([X[i] for i in train], Y[train])
+    np.testing.assert_allclose(crossed[test], inner.transform([X[i] for i in test]), atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- inference reuse
+def test_pickle_carries_the_tuned_weights(fitted):
+    blob = pickle.dumps(fitted)
+    assert len(blob) > 3_900_000  # the 30522 x 32 embedding matrix alone is 3.9 MB
+    names = {arg for op, arg, _ in pickletools.genops(blob) if op.name == "SHORT_BINUNICODE"}
+    assert not any(str(g).startswith("torch.") for g in names)
+    again = pickle.loads(blob)
+    np.testing.assert_array_equal(again.transform(X), fitted.transform(X))
+    assert again.weights_digest_ == fitted.weights_digest_
+
+
+def test_skops_file_carries_the_tuned_weights(fitted, tmp_path):
+    pytest.importorskip("skops")
+    from skembed.model_selection import load_pipeline, save_pipeline
+
+    assert save_pipeline(fitted, tmp_path / "tuned.skops", format="skops") == "skops"
+    again = load_pipeline(tmp_path / "tuned.skops")
+    np.testing.assert_array_equal(again.transform(X), fitted.transform(X))
+
+
+def test_save_pretrained_loads_in_sentence_transformers(fitted, tmp_path):
+    st = pytest.importorskip("sentence_transformers")
+    est = clone(fitted).set_params(normalize=True).fit(X, Y)
+    est.save_pretrained(tmp_path / "tuned")
+    model = st.SentenceTransformer(str(tmp_path / "tuned"), device="cpu")
+    ref = model.encode(X, convert_to_numpy=True)
+    np.testing.assert_allclose(est.transform(X), ref, atol=1e-5)
+    frozen = BertPooledEmbedder(model=str(tmp_path / "tuned"), device="cpu", n_jobs=1).fit(X)
+    np.testing.assert_allclose(frozen.transform(X), fitted.transform(X), atol=1e-5)
+
+
+def test_save_pretrained_refuses_inner_layers(tiny_dir, tmp_path):
+    est = make(tiny_dir, layers=[-2, -1]).fit(X, Y)
+    with pytest.raises(ValueError, match="last layer only"):
+        est.save_pretrained(tmp_path / "x")
+
+
+def test_int8_and_cache_use_the_tuned_weights(tiny_dir, fitted):
+    ref = fitted.transform(X)
+    q = clone(fitted).set_params(quantize="int8").fit(X, Y)
+    cos = np.sum(q.transform(X) * ref, 1) / np.linalg.norm(q.transform(X), axis=1)
+    assert (cos / np.linalg.norm(ref, axis=1)).min() > 0.99
+    cache = EmbeddingCache()
+    a = clone(fitted).set_params(cache=cache).fit(X, Y)
+    np.testing.assert_array_equal(a.transform(X), ref)
+    b = clone(fitted).set_params(cache=cache, random_state=1).fit(X, Y)
+    assert not np.allclose(b.transform(X), ref)  # other weights: no stale cache hit
+    np.testing.assert_array_equal(a.transform(X), ref)
+
+
+def test_onnx_backend_serves_the_tuned_model(fitted, tmp_path, monkeypatch):
+    pytest.importorskip("onnxruntime")
+    monkeypatch.setenv("SKEMBED_CACHE_DIR", str(tmp_path))
+    ref = fitted.transform(X)
+    onnx = clone(fitted).set_params(backend="onnx").fit(X, Y)
+    out = onnx.transform(X)
+    cos = np.sum(out * ref, 1) / np.linalg.norm(out, axis=1) / np.linalg.norm(ref, axis=1)
+    assert cos.min() >= 0.9999
+    other = clone(fitted).set_params(backend="onnx", random_state=1).fit(X, Y)
+    assert not np.allclose(other.transform(X), out)  # a second export, not the first one
+    assert len(list((tmp_path / "exports").iterdir())) == 2
+
+
+# ----------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "y, match",
+    [
+        (None, r"needs y|with y"),
+        (Y[:-1], "one label per document"),
+        (np.r_[Y[:-1].astype(float), np.nan], "missing"),
+        (np.array([None] + ["a", "b"] * 11 + ["a"], dtype=object), "missing"),
+        (np.zeros(len(X)), "single class"),
+        (np.r_[np.zeros(len(X) - 1), 1], "single document"),
+        (np.zeros((len(X), 2)), "one label per document"),
+    ],
+    ids=["missing", "short", "nan", "none", "one-class", "singleton", "2d"],
+)
+def test_bad_targets_are_clear_errors(tiny_dir, y, match):
+    est = make(tiny_dir)
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y)
+    assert not hasattr(est, "device_")
+
+
+def test_zero_pairs_and_regression_in_batch_are_errors(tiny_dir):
+    with pytest.raises(ValueError, match="n_pairs"):
+        make(tiny_dir, n_pairs=0).fit(X, Y)
+    with pytest.raises(ValueError, match="loss='cosine'"):
+        make(tiny_dir, loss="in_batch_negatives").fit(X, np.linspace(0, 1, len(X)))
+
+
+def test_diverging_learning_rate_names_the_parameter(tiny_dir):
+    from skembed.exceptions import TrainingDivergedError
+
+    with pytest.raises(TrainingDivergedError, match="learning_rate"):
+        make(tiny_dir, learning_rate=1e30, epochs=3).fit(X, Y)
+
+
+def test_tags_require_y(tiny_dir):
+    assert make(tiny_dir).__sklearn_tags__().target_tags.required

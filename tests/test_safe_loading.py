@@ -98,6 +98,25 @@ def _bert_pipeline(tmp_path):
     return make_pipeline(est, LogisticRegression()).fit(DOCS, LABELS)
 
 
+def _setfit_pipeline(tmp_path):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from skembed.text import SetFitEmbedder
+
+    model = _tiny_bert_dir(tmp_path / "tiny_bert")
+    est = SetFitEmbedder(
+        model=str(model),
+        n_pairs=16,
+        batch_size=8,
+        max_length=32,
+        device="cpu",
+        n_jobs=1,
+        random_state=0,
+    )
+    return make_pipeline(est, LogisticRegression()).fit(DOCS, LABELS)
+
+
 def _tabular_pipeline(cls_name):
     def build(tmp_path):
         from sklearn.linear_model import LogisticRegression
@@ -299,6 +318,9 @@ CRAFTED = {
         [("pattern not a string", _tok_pattern, "malformed")],
     ),
 }
+# SetFitEmbedder inherits BertPooledEmbedder.__setstate__ and always stores its tuned weights:
+# the same crafted states, on a fitted SetFit pipeline (not skipped for want of one)
+CRAFTED["SetFitEmbedder"] = (_setfit_pipeline, CRAFTED["BertPooledEmbedder"][1])
 
 
 def _registered(cls):

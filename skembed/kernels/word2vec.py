@@ -987,9 +987,18 @@ def skipgram_pairs(ids, offsets, window, seed):
     targets : numpy.ndarray of shape (n_pairs,), int32
         Centre words.
     """
-    n = ids.size
-    inputs = np.empty(n * 2 * window, dtype=np.int32)
-    targets = np.empty(n * 2 * window, dtype=np.int32)
+    # first pass: count the pairs (same draws), so memory is exact whatever ``window`` is
+    state = _seed_state(seed, 0)
+    n_pairs = 0
+    for d in range(offsets.size - 1):
+        s = offsets[d]
+        e = offsets[d + 1]
+        for p in range(s, e):
+            state = _lcg(state)
+            b = np.int64((state >> _S16) % np.uint64(window))
+            n_pairs += max(0, min(e, p + window + 1 - b) - max(s, p - window + b) - 1)
+    inputs = np.empty(n_pairs, dtype=np.int32)
+    targets = np.empty(n_pairs, dtype=np.int32)
     state = _seed_state(seed, 0)
     k = 0
     for d in range(offsets.size - 1):
@@ -1003,7 +1012,7 @@ def skipgram_pairs(ids, offsets, window, seed):
                     inputs[k] = ids[c]
                     targets[k] = ids[p]
                     k += 1
-    return inputs[:k].copy(), targets[:k].copy()
+    return inputs, targets
 
 
 @njit(cache=True, nogil=True)
@@ -1012,13 +1021,18 @@ def cbow_windows(ids, offsets, window, seed):
 
     Returns
     -------
-    contexts : numpy.ndarray of shape (n_examples, 2 * window), int32
-        Context word ids, padded with ``-1``.
+    contexts : numpy.ndarray of shape (n_examples, width), int32
+        Context word ids, padded with ``-1``; ``width`` is ``2 * window`` or
+        the longest document minus one, whichever is smaller (at least 1).
     targets : numpy.ndarray of shape (n_examples,), int32
         Centre words (centres without any context are skipped).
     """
     n = ids.size
-    contexts = np.full((n, 2 * window), -1, dtype=np.int32)
+    longest = 0
+    for d in range(offsets.size - 1):
+        longest = max(longest, offsets[d + 1] - offsets[d])
+    width = max(1, min(2 * np.int64(window), longest - 1))
+    contexts = np.full((n, width), -1, dtype=np.int32)
     targets = np.empty(n, dtype=np.int32)
     state = _seed_state(seed, 0)
     k = 0

@@ -113,7 +113,8 @@ class FastTextTransformer(Word2VecTransformer):
         Noise distribution ``count(w) ** ns_exponent``.
     window : int, default=5
         Maximum distance to a context word; the effective window of each
-        token is drawn uniformly in ``1..window``.
+        token is drawn uniformly in ``1..window``. Clipped to the longest
+        document as in :class:`~skembed.text.word2vec.Word2VecTransformer`.
     sample : float, default=1e-3
         Frequent-word subsampling threshold (word2vec's keep probability
         ``(sqrt(c / t) + 1) t / c`` with ``t = sample * n_tokens``); 0 disables it.

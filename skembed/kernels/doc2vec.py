@@ -55,9 +55,8 @@ from .word2vec import (
     _in_slot,
     _lcg,
     _max_context,
-    _merge_deltas,
+    _merge_phase,
     _output_layer,
-    _part_deltas,
     _part_scratch,
     _part_starts,
     _part_workspace,
@@ -318,10 +317,8 @@ def _train_chunk(
                 pos[t] = ends[t] if bad else p
                 if bad:
                     stats[t, 2] = 1.0
-                if phase is not None:
-                    _part_deltas(syn0, syn1neg, syn1, ws)
         if phase is not None:
-            _merge_deltas(syn0, syn1neg, syn1, ws_all, n_parts)
+            _merge_phase(syn0, syn1neg, syn1, ws_all, n_parts)
     return stats
 
 

@@ -47,9 +47,11 @@ Parallel schemes (``config.sync_tokens``):
   tokens of its slice against the shared matrices as they were at the start
   of the phase plus its own updates: the first time it touches a row it
   copies it into a private buffer, and it reads and writes only that copy.
-  At the end of the phase (a barrier) each copy becomes a delta (copy minus
-  shared row), and the deltas are added to the shared rows in thread order
-  (in parallel over rows). No thread ever reads a row another thread is
+  At the end of the phase (the end of the phase's one parallel region) the
+  calling thread visits the rows touched in the phase, part by part: a row
+  copied by one part only is copied back, a row copied by several parts gets
+  each part's delta (copy minus shared row) added in part order
+  (:func:`_merge_phase`). No thread ever reads a row another thread is
   writing, so the result depends on the inputs, ``seed`` and ``n_parts``
   only, never on thread timing. A phase ends early when a buffer is full
   (:data:`BUFFER_FLOATS` per matrix and thread), so memory stays bounded.
@@ -820,10 +822,8 @@ def _train_chunk(
                 pos[t] = ends[t] if bad else p
                 if bad:
                     stats[t, 2] = 1.0
-                if phase is not None:
-                    _part_deltas(syn0, syn1neg, syn1, ws)
         if phase is not None:
-            _merge_deltas(syn0, syn1neg, syn1, w, n_parts)
+            _merge_phase(syn0, syn1neg, syn1, w, n_parts)
     return stats
 
 
@@ -925,48 +925,50 @@ def _part_workspace_impl(phase, w, t):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _part_deltas(syn0, syn1neg, syn1, ws):
-    """End of a phase for one part: its row copies become deltas (shared rows unchanged)."""
-    _to_deltas(syn0, ws[0], ws[1], ws[2], ws[9][0])
-    _to_deltas(syn1neg, ws[3], ws[4], ws[5], ws[9][1])
-    _to_deltas(syn1, ws[6], ws[7], ws[8], ws[9][2])
+@njit(cache=True, nogil=True)
+def _merge_phase(syn0, syn1neg, syn1, w, n_parts):
+    """End of a phase: write every part's row copies back to the shared matrices, reset.
 
-
-@njit(cache=True, nogil=True, parallel=True)
-def _merge_deltas(syn0, syn1neg, syn1, w, n_parts):
-    """Add every part's deltas in part order (rows split by ``row % n_parts``), reset buffers.
-
-    Thread timing plays no role: each row gets the parts' deltas in part order.
+    Runs on the calling thread, outside the parallel region (one region per phase: a
+    second one costs a fork/join, and libgomp's spinning threads make it slow on a loaded
+    machine). Only the rows touched in the phase are visited, part by part in part order.
+    A row copied by one part only is copied back; a row copied by several parts becomes
+    its shared value plus each part's change (copy minus shared value), added in part
+    order. Thread timing plays no role.
     """
-    for q in prange(n_parts):
-        for t in range(n_parts):
-            _add_deltas(syn0, w[1][t], w[2][t], w[9][t, 0], q, n_parts)
-            _add_deltas(syn1neg, w[4][t], w[5][t], w[9][t, 1], q, n_parts)
-            _add_deltas(syn1, w[7][t], w[8][t], w[9][t, 2], q, n_parts)
+    _merge_matrix(syn0, w[0], w[1], w[2], w[9], 0, n_parts)
+    _merge_matrix(syn1neg, w[3], w[4], w[5], w[9], 1, n_parts)
+    _merge_matrix(syn1, w[6], w[7], w[8], w[9], 2, n_parts)
     w[9][:, :] = 0
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _to_deltas(mat, slot, rows, buf, n):
-    for i in range(n):
-        r = rows[i]
-        slot[r] = -1
-        src = mat[r]
-        dst = buf[i]
-        for k in range(dst.shape[0]):
-            dst[k] -= src[k]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _add_deltas(mat, rows, buf, n, q, n_parts):
-    for i in range(n):
-        r = rows[i]
-        if r % n_parts == q:
-            dst = mat[r]
-            src = buf[i]
-            for k in range(dst.shape[0]):
-                dst[k] += src[k]
+@njit(cache=True, nogil=True)
+def _merge_matrix(mat, slot, rows, buf, count, m, n_parts):
+    """:func:`_merge_phase` for one matrix (``slot``/``rows``/``buf`` of every part)."""
+    dim = mat.shape[1]
+    for t in range(n_parts):
+        for i in range(count[t, m]):
+            r = rows[t, i]
+            if slot[t, r] < 0:  # merged with an earlier part's copy
+                continue
+            owners = 0
+            for q in range(t + 1, n_parts):
+                owners += slot[q, r] >= 0
+            if owners == 0:
+                for k in range(dim):
+                    mat[r, k] = buf[t, i, k]
+                slot[t, r] = -1
+                continue
+            for k in range(dim):
+                orig = mat[r, k]
+                acc = orig + (buf[t, i, k] - orig)
+                for q in range(t + 1, n_parts):
+                    sq = slot[q, r]
+                    if sq >= 0:
+                        acc += buf[q, sq, k] - orig
+                mat[r, k] = acc
+            for q in range(t, n_parts):
+                slot[q, r] = -1
 
 
 @njit(cache=True, nogil=True)

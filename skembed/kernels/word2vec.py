@@ -35,8 +35,11 @@ added in full to each of those rows, as Facebook fastText and gensim do for
 unsupervised models.
 
 Semantics follow word2vec.c: in skip-gram the input vector of each context
-word predicts the centre word; in CBOW the mean of the context input vectors
-predicts it and the error is added in full to every context row. Windows
+word predicts the centre word (with subword rows, FastText, the other way
+round as in fastText and gensim: the centre word's bag predicts each context
+word, :func:`train_part_bag` with shared negatives); in CBOW the mean of the
+context input vectors predicts it and the error is added in full to every
+context row. Windows
 never cross document boundaries. The learning rate decays linearly over the
 tokens of each thread's slice from ``alpha_start`` to ``alpha_end``.
 
@@ -96,6 +99,7 @@ __all__ = [
     "train_chunk",
     "train_part",
     "train_part_shared",
+    "train_part_bag",
     "skipgram_pairs",
     "cbow_windows",
 ]
@@ -552,17 +556,24 @@ def train_part(
             for cpos in range(lo, hi):
                 if cpos == p:
                     continue
-                u = ids[cpos]
-                _gather_input(W0, syn0, u, sub, ws, V, 0, dim)
+                # word2vec: the context word's vector predicts the centre word; FastText
+                # (subword rows): the centre word's n-gram bag predicts the context word
+                if sub is None:
+                    src = np.int64(ids[cpos])
+                    tgt = np.int64(w)
+                else:
+                    src = np.int64(w)
+                    tgt = np.int64(ids[cpos])
+                _gather_input(W0, syn0, src, sub, ws, V, 0, dim)
                 for k in range(dim):
                     V[1, k] = zero
                 ls, state, bad = _output_layer(
-                    V, 0, w, V, 1, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim
+                    V, 0, tgt, V, 1, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim
                 )
                 if bad:
                     return loss_sum, n_examples, True, p, state
                 loss_sum += ls
-                _add_to_input(W0, syn0, u, V, 1, sub, ws, dim)
+                _add_to_input(W0, syn0, src, V, 1, sub, ws, dim)
                 n_examples += 1.0
         else:
             for k in range(dim):
@@ -710,6 +721,108 @@ def train_part_shared(
     return loss_sum, n_examples, False, p_end, state
 
 
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def train_part_bag(
+    syn0,
+    syn1neg,
+    ids,
+    offsets,
+    c,
+    sub,
+    p_start,
+    p_end,
+    part_start,
+    part_tokens,
+    alpha_start,
+    alpha_end,
+    state,
+    ws,
+    need,
+    tmp,
+):
+    """FastText skip-gram: the centre word's n-gram bag predicts each context word.
+
+    Same parameters and return value as :func:`train_part` (``sub`` not ``None``,
+    ``n_examples`` counts pairs). fastText's and gensim's convention: the input of the
+    pair (centre ``w``, context ``c``) is the mean of ``w``'s subword rows. Here the bag is
+    gathered once per window; each context word is a positive example; ``c.negative``
+    noise words are drawn once per window and shared by its pairs (a noise word scores
+    once, its gradient counted for each pair whose context word it is not); the summed
+    input gradient is added once to each row of the bag. Per window that is one bag
+    gather and one bag update instead of one per context word.
+    """
+    dim = syn0.shape[1]
+    window = c.window
+    negative = c.negative
+    neg_prob = c.neg_prob
+    neg_alias = c.neg_alias
+    sigmoid = c.sigmoid
+    log_sigmoid = c.log_sigmoid
+    n_words = neg_prob.size
+    W0, W1, _ = _working(syn0, syn1neg, syn1neg, ws)
+    V = tmp[0]  # rows: 0 the centre's bag mean, 1 its summed gradient
+    outs = tmp[4]
+    ctx = tmp[6]
+    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
+    alpha0 = np.float32(alpha_start)
+    loss_sum = 0.0
+    n_examples = 0.0
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    d = np.searchsorted(offsets, p_start, side="right") - 1
+    for p in range(p_start, p_end):
+        while offsets[d + 1] <= p:
+            d += 1
+        if ws is not None:
+            if _buffers_full(ws, need):
+                return loss_sum, n_examples, False, p, state
+        s = offsets[d]
+        e = offsets[d + 1]
+        alpha = alpha0 + alpha_step * np.float32(p - part_start)
+        w = ids[p]
+        state = _lcg(state)
+        b = np.int64((state >> _S16) % np.uint64(window))
+        lo = max(s, p - window + b)
+        hi = min(e, p + window + 1 - b)
+        n_ctx = 0
+        for cpos in range(lo, hi):
+            if cpos != p:
+                ctx[n_ctx] = ids[cpos]
+                n_ctx += 1
+        if n_ctx == 0:
+            continue
+        _gather_input(W0, syn0, w, sub, ws, V, 0, dim)
+        for k in range(dim):
+            V[1, k] = zero
+        bad = False
+        for i in range(n_ctx):
+            o = _neg_slot(syn1neg, ctx[i], ws)
+            ls, b1 = _score_update(V, 0, W1, o, V, 1, one, alpha, sigmoid, log_sigmoid, dim)
+            loss_sum += ls
+            bad |= b1
+        for j in range(negative):
+            tw, state = _draw_negative(state, n_words, neg_prob, neg_alias)
+            outs[j] = tw
+        for j in range(negative):
+            tw = outs[j]
+            m = 0
+            for i in range(n_ctx):
+                m += ctx[i] != tw
+            if m == 0:
+                continue
+            o = _neg_slot(syn1neg, tw, ws)
+            ls, b1 = _score_update(
+                V, 0, W1, o, V, 1, zero, alpha * np.float32(m), sigmoid, log_sigmoid, dim
+            )
+            loss_sum += ls * m
+            bad |= b1
+        if bad:
+            return loss_sum, n_examples, True, p, state
+        _add_to_input(W0, syn0, w, V, 1, sub, ws, dim)
+        n_examples += n_ctx
+    return loss_sum, n_examples, False, p_end, state
+
+
 @njit(cache=True, nogil=True)
 def _part_bounds(offsets, n_parts):
     """Document boundaries of ``n_parts`` contiguous slices with balanced token counts."""
@@ -806,7 +919,12 @@ def _train_chunk(
                 tmp = _part_scratch(scratch, t)
                 stop = min(ends[t], pos[t] + step)
                 n_tok = ends[t] - starts[t]
-                if shared:
+                if shared and sub is not None:
+                    loss, nex, bad, p, st = train_part_bag(
+                        syn0, syn1neg, ids, offsets, c, sub, pos[t], stop, starts[t], n_tok,
+                        alpha_start, alpha_end, states[t], ws, need, tmp,
+                    )  # fmt: skip
+                elif shared:
                     loss, nex, bad, p, st = train_part_shared(
                         syn0, syn1neg, ids, offsets, c, sub, pos[t], stop, starts[t], n_tok,
                         alpha_start, alpha_end, states[t], ws, need, tmp,

@@ -455,6 +455,9 @@ class TorchEngine:
         torch, dev, c, net = self.torch, self.dev, self.config, self.net
         pairs = skipgram_pairs if c.sg else cbow_windows
         inputs_np, targets_np = pairs(ids, offsets, c.window, seed)
+        if c.sg and c.sub_indptr.shape[0] > 0:
+            # FastText skip-gram: the centre word's bag predicts the context word
+            inputs_np, targets_np = targets_np, inputs_np
         n = targets_np.shape[0]
         if n == 0:
             return 0.0, 0.0

@@ -52,6 +52,7 @@ from .word2vec import (
     _TABLE_SCALE,
     _buffer_sizes,
     _buffers_full,
+    _centre,
     _in_slot,
     _lcg,
     _max_context,
@@ -154,21 +155,11 @@ def train_part(
     zero = np.float32(0.0)
     d = np.searchsorted(offsets, p_start, side="right") - 1
     for p in range(p_start, p_end):
-        while offsets[d + 1] <= p:
-            d += 1
         if ws is not None:
             if _buffers_full(ws, need):
                 return loss_sum, n_examples, False, p, state
-        s = offsets[d]
-        e = offsets[d + 1]
+        d, w, lo, hi, state = _centre(ids, offsets, d, p, window, dm or dbow_words, state)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
-        w = ids[p]
-        lo = hi = p
-        if dm or dbow_words:
-            state = _lcg(state)
-            b = np.int64((state >> _S16) % np.uint64(window))
-            lo = max(s, p - window + b)
-            hi = min(e, p + window + 1 - b)
         if dm:
             # PV-DM: mean of the document vector and the context word vectors
             r = _in_slot(syn0, doc_rows[d], ws)

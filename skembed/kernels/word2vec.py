@@ -465,6 +465,29 @@ def _add_to_input(W0, syn0, u, grad, gi, sub, ws, dim):
                 W0[s, k] += grad[gi, k]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _centre(ids, offsets, d, p, window, draw, state):
+    """Prologue of centre position ``p``, shared by every per-part kernel.
+
+    Advances the document index ``d`` to ``p``'s document and, when ``draw``, draws
+    the effective window in ``1..window`` with the LCG (word2vec.c's
+    ``b = next_random % window``) and clips it to the document. Loops and scalar
+    branches only (no reference counting survives). Returns
+    ``(d, centre_word, lo, hi, state)``: the context positions are ``lo..hi-1``
+    except ``p`` (``lo == hi == p`` without ``draw``).
+    """
+    while offsets[d + 1] <= p:
+        d += 1
+    lo = p
+    hi = p
+    if draw:
+        state = _lcg(state)
+        b = np.int64((state >> _S16) % np.uint64(window))
+        lo = max(offsets[d], p - window + b)
+        hi = min(offsets[d + 1], p + window + 1 - b)
+    return d, ids[p], lo, hi, state
+
+
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def train_part(
     syn0,
@@ -539,19 +562,11 @@ def train_part(
     zero = np.float32(0.0)
     d = np.searchsorted(offsets, p_start, side="right") - 1
     for p in range(p_start, p_end):
-        while offsets[d + 1] <= p:
-            d += 1
         if ws is not None:
             if _buffers_full(ws, need):
                 return loss_sum, n_examples, False, p, state
-        s = offsets[d]
-        e = offsets[d + 1]
+        d, w, lo, hi, state = _centre(ids, offsets, d, p, window, True, state)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
-        w = ids[p]
-        state = _lcg(state)
-        b = np.int64((state >> _S16) % np.uint64(window))
-        lo = max(s, p - window + b)
-        hi = min(e, p + window + 1 - b)
         if sg:
             for cpos in range(lo, hi):
                 if cpos == p:
@@ -663,19 +678,11 @@ def train_part_shared(
     zero = np.float32(0.0)
     d = np.searchsorted(offsets, p_start, side="right") - 1
     for p in range(p_start, p_end):
-        while offsets[d + 1] <= p:
-            d += 1
         if ws is not None:
             if _buffers_full(ws, need):
                 return loss_sum, n_examples, False, p, state
-        s = offsets[d]
-        e = offsets[d + 1]
+        d, w, lo, hi, state = _centre(ids, offsets, d, p, window, True, state)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
-        w = ids[p]
-        state = _lcg(state)
-        b = np.int64((state >> _S16) % np.uint64(window))
-        lo = max(s, p - window + b)
-        hi = min(e, p + window + 1 - b)
         n_ctx = 0
         for cpos in range(lo, hi):
             if cpos == p:
@@ -771,19 +778,11 @@ def train_part_bag(
     zero = np.float32(0.0)
     d = np.searchsorted(offsets, p_start, side="right") - 1
     for p in range(p_start, p_end):
-        while offsets[d + 1] <= p:
-            d += 1
         if ws is not None:
             if _buffers_full(ws, need):
                 return loss_sum, n_examples, False, p, state
-        s = offsets[d]
-        e = offsets[d + 1]
+        d, w, lo, hi, state = _centre(ids, offsets, d, p, window, True, state)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
-        w = ids[p]
-        state = _lcg(state)
-        b = np.int64((state >> _S16) % np.uint64(window))
-        lo = max(s, p - window + b)
-        hi = min(e, p + window + 1 - b)
         n_ctx = 0
         for cpos in range(lo, hi):
             if cpos != p:

@@ -123,10 +123,12 @@ class Word2VecTransformer(BaseWordEmbedder):
         bit-identical vectors -- with threads that merge their updates in a
         fixed order every 8,192 centre words; ``True`` uses lock-free
         (Hogwild) threads as word2vec.c and gensim do, whose vectors vary
-        slightly from run to run. Measured on BBC News, skip-gram, 2 threads
-        on a loaded 2-core machine: the lock-free threads train 1.8x faster
-        (the merges wait for the slower thread), with the same WordSim-353
-        and SimLex-999 within run-to-run noise; see ``docs/word2vec.md``.
+        slightly from run to run. Measured on BBC News, 2 threads, load
+        average 1.3-1.5 on a 2-core machine, after the issue-21 kernels: the
+        lock-free threads train 1.4x faster in skip-gram (1.12M vs 0.80M
+        words/s) and 1.6x in CBOW (1.94M vs 1.20M) -- the merges wait for the
+        slower thread -- with the same WordSim-353 and SimLex-999 within
+        run-to-run noise; see ``docs/word2vec.md``.
     batch_size : int or None, default=None
         Examples per step of the torch engine; ignored by the numba engine.
         On a GPU (any device but the CPU) with negative sampling alone

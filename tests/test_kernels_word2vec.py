@@ -133,28 +133,65 @@ def test_cbow_step_matches_reference():
 def test_subword_csr_identity_equals_plain_and_mean_rows_reference():
     dim = 4
     ids, offsets = [0, 1, 2, 1], [0, 4]
+    # CBOW: the identity CSR (word w is row w) trains exactly as plain word2vec
     a0, a1 = _vectors(4, dim), _vectors(4, dim, seed=1)
     b0, b1 = a0.copy(), a1.copy()
-    _run(a0, a1, ids, offsets, sg=True)
+    _run(a0, a1, ids, offsets, sg=False)
     ident = (np.arange(5, dtype=np.int64), np.arange(4, dtype=np.int32))
-    _run(b0, b1, ids, offsets, sg=True, sub=ident)
+    _run(b0, b1, ids, offsets, sg=False, sub=ident)
     np.testing.assert_array_equal(a0, b0)
     np.testing.assert_array_equal(a1, b1)
 
-    # word w -> rows {w, 4 + w % 2} of a 6-row input matrix (FastText-like buckets)
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_fasttext_skipgram_centre_bag_predicts_the_context_word(shared):
+    # word w -> rows {w, 4 + w % 2} of a 6-row input matrix (FastText-like buckets);
+    # fastText's and gensim's skip-gram: the centre word's bag predicts the context word
+    dim = 4
     indptr = np.arange(0, 9, 2, dtype=np.int64)
     indices = np.array([[w, 4 + w % 2] for w in range(4)], np.int32).ravel()
     syn0 = _vectors(6, dim, seed=3)
     syn1neg = _vectors(4, dim, seed=4)
     ref0, ref1 = syn0.copy(), syn1neg.copy()
-    _run(syn0, syn1neg, [0, 1], [0, 2], sg=True, sub=(indptr, indices))
+    _run(syn0, syn1neg, [0, 1], [0, 2], sg=True, sub=(indptr, indices), shared=shared)
     for p, c in [(0, 1), (1, 0)]:
-        rows = [c, 4 + c % 2]
-        neu1e = _ref_pair(ref0[rows], ref1, [p, 3], [1.0, 0.0], 0.1)
+        rows = [p, 4 + p % 2]
+        neu1e = _ref_pair(ref0[rows], ref1, [c, 3], [1.0, 0.0], 0.1)
         for r in rows:
             ref0[r] += neu1e  # the full gradient to each row (fastText, gensim)
     np.testing.assert_allclose(syn0, ref0, rtol=0, atol=1e-6)
     np.testing.assert_allclose(syn1neg, ref1, rtol=0, atol=1e-6)
+
+
+def test_fasttext_shared_window_sums_the_bag_gradient():
+    # one window of two context words: the bag is read once, each context word is a
+    # positive, the noise word (the last word) is scored once and counted for both pairs
+    dim = 4
+    indptr = np.arange(0, 9, 2, dtype=np.int64)
+    indices = np.array([[w, 4 + w % 2] for w in range(4)], np.int32).ravel()
+    syn0 = _vectors(6, dim, seed=5)
+    syn1neg = _vectors(4, dim, seed=6) * np.float32(0.1)
+    ref0, ref1 = syn0.copy(), syn1neg.copy()
+    # window=1 around the middle token only: ids [2, 0, 1] with centre 0 at position 1
+    stats = _run(syn0, syn1neg, [2, 0, 1], [0, 3], sg=True, sub=(indptr, indices), shared=True)
+    # windows are drawn in 1..1, so every centre sees its neighbours; do all three
+    for p, ctx in [(2, [0]), (0, [2, 1]), (1, [0])]:
+        rows = [p, 4 + p % 2]
+        h = ref0[rows].mean(axis=0)
+        err = np.zeros(dim, np.float32)
+        for c in ctx:
+            g = np.float32((1.0 - _table_sigmoid(float(h @ ref1[c]))) * 0.1)
+            err += g * ref1[c]
+            ref1[c] += g * h
+        m = sum(c != 3 for c in ctx)
+        g = np.float32((0.0 - _table_sigmoid(float(h @ ref1[3]))) * 0.1 * m)
+        err += g * ref1[3]
+        ref1[3] += g * h
+        for r in rows:
+            ref0[r] += err
+    np.testing.assert_allclose(syn0, ref0, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(syn1neg, ref1, rtol=0, atol=1e-6)
+    assert stats[0, 1] == 4  # pairs
 
 
 def test_hierarchical_softmax_step_matches_reference():
@@ -290,17 +327,6 @@ def test_shared_negatives_window_step_matches_reference():
     np.testing.assert_allclose(syn0, ref0, rtol=0, atol=1e-6)
     np.testing.assert_allclose(syn1neg, ref1, rtol=0, atol=1e-6)
     assert stats[0, 1] == 6  # context/centre pairs
-
-
-def test_shared_negatives_identity_csr_equals_plain():
-    ids, offsets = [0, 1, 2, 1, 3], [0, 5]
-    a0, a1 = _vectors(4, 4), _vectors(4, 4, seed=1)
-    b0, b1 = a0.copy(), a1.copy()
-    _run(a0, a1, ids, offsets, sg=True, shared=True, window=2)
-    ident = (np.arange(5, dtype=np.int64), np.arange(4, dtype=np.int32))
-    _run(b0, b1, ids, offsets, sg=True, shared=True, window=2, sub=ident)
-    np.testing.assert_array_equal(a0, b0)
-    np.testing.assert_array_equal(a1, b1)
 
 
 @pytest.mark.parametrize("sg,shared", [(True, False), (True, True), (False, False)])

@@ -52,14 +52,19 @@ from .word2vec import (
     _TABLE_SCALE,
     _buffer_sizes,
     _buffers_full,
-    _in_row,
+    _centre,
+    _in_slot,
     _lcg,
-    _merge_deltas,
+    _max_context,
+    _merge_phase,
     _output_layer,
-    _part_deltas,
+    _part_scratch,
     _part_starts,
     _part_workspace,
+    _scratch,
+    _tables,
     _uniform,
+    _working,
     _workspaces,
 )
 
@@ -124,6 +129,7 @@ def train_part(
     state,
     ws,
     need,
+    tmp,
 ):
     """Train the centre tokens ``p_start .. p_end - 1`` of one thread's slice.
 
@@ -131,14 +137,17 @@ def train_part(
     :func:`skembed.kernels.word2vec.train_part`, plus ``doc_rows`` (the row
     of ``syn0`` holding the document vector of each piece) and ``dm``,
     ``dbow_words``. Rows are read and written through the word2vec kernel's
-    ``_in_row``/``_output_layer``, so the deterministic buffered mode
-    (``ws`` a tuple; ``None``: lock-free) works unchanged. Returns
+    slot accessors and ``_output_layer``, so the deterministic buffered mode
+    (``ws`` a tuple; ``None``: lock-free) works unchanged; ``tmp`` the part's scratch
+    (:func:`skembed.kernels.word2vec._scratch`). Returns
     ``(loss, n_examples, nan, p_next, state)``.
     """
     dim = syn0.shape[1]
     window = c.window
-    neu1 = np.zeros(dim, dtype=np.float32)
-    neu1e = np.zeros(dim, dtype=np.float32)
+    t = _tables(c)
+    W0, W1, W2 = _working(syn0, syn1neg, syn1, ws)
+    V = tmp[0]  # rows: 0 the input vector, 1 its gradient
+    outs = tmp[4]
     alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
     alpha0 = np.float32(alpha_start)
     loss_sum = 0.0
@@ -146,73 +155,66 @@ def train_part(
     zero = np.float32(0.0)
     d = np.searchsorted(offsets, p_start, side="right") - 1
     for p in range(p_start, p_end):
-        while offsets[d + 1] <= p:
-            d += 1
         if ws is not None:
             if _buffers_full(ws, need):
                 return loss_sum, n_examples, False, p, state
-        s = offsets[d]
-        e = offsets[d + 1]
+        d, w, lo, hi, state = _centre(ids, offsets, d, p, window, dm or dbow_words, state)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
-        w = ids[p]
-        lo = hi = p
-        if dm or dbow_words:
-            state = _lcg(state)
-            b = np.int64((state >> _S16) % np.uint64(window))
-            lo = max(s, p - window + b)
-            hi = min(e, p + window + 1 - b)
         if dm:
             # PV-DM: mean of the document vector and the context word vectors
-            doc = _in_row(syn0, doc_rows[d], ws)
+            r = _in_slot(syn0, doc_rows[d], ws)
             cw = 1
             for k in range(dim):
-                neu1[k] = doc[k]
-                neu1e[k] = zero
+                V[0, k] = W0[r, k]
+                V[1, k] = zero
             for q in range(lo, hi):
                 if q != p:
-                    row = _in_row(syn0, ids[q], ws)
+                    r = _in_slot(syn0, ids[q], ws)
                     for k in range(dim):
-                        neu1[k] += row[k]
+                        V[0, k] += W0[r, k]
                     cw += 1
             inv = np.float32(1.0) / np.float32(cw)
             for k in range(dim):
-                neu1[k] *= inv
-            ls, state, bad = _output_layer(neu1, w, neu1e, c, syn1neg, syn1, state, alpha, dim, ws)
+                V[0, k] *= inv
+            ls, state, bad = _output_layer(
+                V, 0, w, V, 1, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim
+            )
             if bad:
                 return loss_sum, n_examples, True, p, state
             loss_sum += ls
             n_examples += 1.0
-            _add(_in_row(syn0, doc_rows[d], ws), neu1e, dim)
+            r = _in_slot(syn0, doc_rows[d], ws)
+            for k in range(dim):
+                W0[r, k] += V[1, k]
             for q in range(lo, hi):
                 if q != p:
-                    _add(_in_row(syn0, ids[q], ws), neu1e, dim)
+                    r = _in_slot(syn0, ids[q], ws)
+                    for k in range(dim):
+                        W0[r, k] += V[1, k]
             continue
         # PV-DBOW: skip-gram word pairs (dbow_words), then the document vector predicts w
         for q in range(lo, hi + 1):  # q == hi: the document row
             if q == p and q < hi:
                 continue
-            row = _in_row(syn0, ids[q] if q < hi else doc_rows[d], ws)
+            r = _in_slot(syn0, ids[q] if q < hi else doc_rows[d], ws)
             for k in range(dim):
-                neu1e[k] = zero
-            ls, state, bad = _output_layer(row, w, neu1e, c, syn1neg, syn1, state, alpha, dim, ws)
+                V[1, k] = zero
+            ls, state, bad = _output_layer(
+                W0, r, w, V, 1, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim
+            )
             if bad:
                 return loss_sum, n_examples, True, p, state
             loss_sum += ls
             n_examples += 1.0
-            _add(row, neu1e, dim)
+            for k in range(dim):
+                W0[r, k] += V[1, k]
     return loss_sum, n_examples, False, p_end, state
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
-def _add(row, grad, dim):
-    for k in range(dim):
-        row[k] += grad[k]
-
-
 @njit(cache=True, nogil=True)
-def _needs(c, dm, dbow_words):
+def _needs(c, dm, dbow_words, max_ctx):
     """Buffer slots one centre token may take per matrix (syn0, syn1neg, syn1)."""
-    ctx = 2 * c.window if (dm or dbow_words) else 0
+    ctx = max_ctx if (dm or dbow_words) else 0
     examples = 1 if dm else 1 + ctx
     need = np.zeros(3, dtype=np.int64)
     need[0] = ctx + 1
@@ -275,8 +277,9 @@ def _train_chunk(
     starts, ends, states = _part_starts(offsets, seed, n_parts)
     pos = starts.copy()
     n_rows = np.array([syn0.shape[0], syn1neg.shape[0], syn1.shape[0]], dtype=np.int64)
-    caps, _ = _buffer_sizes(c, n_rows, dim, False)
-    need = _needs(c, dm, dbow_words)
+    max_ctx = _max_context(offsets, c.window)
+    caps, _ = _buffer_sizes(c, n_rows, dim, False, max_ctx)
+    need = _needs(c, dm, dbow_words, max_ctx)
     for m in range(3):
         caps[m] = min(n_rows[m], max(caps[m], 2 * need[m]))
         if caps[m] >= n_rows[m]:
@@ -288,14 +291,16 @@ def _train_chunk(
     else:
         step = np.int64(phase)
     ws_all = _workspaces(n_parts, n_rows, caps, dim)
+    scratch = _scratch(n_parts, 1, c.negative, dim)
     while (pos < ends).any():
         for t in prange(n_parts):
             if pos[t] < ends[t]:
                 ws = _part_workspace(phase, ws_all, t)
+                tmp = _part_scratch(scratch, t)
                 loss, nex, bad, p, st = train_part(
                     syn0, syn1neg, syn1, ids, offsets, doc_rows, c, dm, dbow_words, pos[t],
                     min(ends[t], pos[t] + step), starts[t], ends[t] - starts[t], alpha_start,
-                    alpha_end, states[t], ws, need,
+                    alpha_end, states[t], ws, need, tmp,
                 )  # fmt: skip
                 stats[t, 0] += loss
                 stats[t, 1] += nex
@@ -303,10 +308,8 @@ def _train_chunk(
                 pos[t] = ends[t] if bad else p
                 if bad:
                     stats[t, 2] = 1.0
-                if phase is not None:
-                    _part_deltas(syn0, syn1neg, syn1, ws)
         if phase is not None:
-            _merge_deltas(syn0, syn1neg, syn1, ws_all, n_parts)
+            _merge_phase(syn0, syn1neg, syn1, ws_all, n_parts)
     return stats
 
 

@@ -373,7 +373,10 @@ def _plan_block(ids, offsets, start, stop, window, negative, prob, alias, gen, a
     pos = torch.arange(start, stop, device=dev)
     n = stop - start
     centre = ids[start:stop]
-    rel = torch.cat([torch.arange(-window, 0, device=dev), torch.arange(1, window + 1, device=dev)])
+    # no context is further than the longest document: the offsets stop there (memory is
+    # n x 2 * reach whatever window is), the draw of the effective window is unchanged
+    reach = max(1, min(window, int((offsets[1:] - offsets[:-1]).max()) - 1))
+    rel = torch.cat([torch.arange(-reach, 0, device=dev), torch.arange(1, reach + 1, device=dev)])
     doc = torch.searchsorted(offsets, pos, right=True) - 1
     lo, hi = offsets[doc], offsets[doc + 1]
     eff = window - torch.randint(0, window, (n,), device=dev, generator=gen)

@@ -71,6 +71,10 @@ MAX_DOCUMENT_LENGTH = 10_000
 CHUNK_TOKENS = 1 << 20
 #: centre tokens per thread between two merges of the deterministic parallel scheme
 SYNC_TOKENS = 8192
+#: upper bound of the ``window`` parameter (any larger value trains as the longest
+#: document anyway, see :func:`effective_window`; the bound keeps the kernels' int64
+#: position arithmetic far from overflow)
+MAX_WINDOW = 2**31 - 1
 #: numba's workqueue threading layer (used when neither OpenMP nor TBB is available) must not
 #: run two parallel kernels at once: fits running in several Python threads take turns per chunk
 KERNEL_LOCK = threading.Lock()
@@ -103,6 +107,11 @@ class EncodedCorpus:
     n_tokens : int
         Raw tokens of the corpus (before unknown words are dropped).
     n_documents : int
+    max_length : int
+        Tokens of the longest piece (documents are split every
+        :data:`MAX_DOCUMENT_LENGTH` tokens; unknown words already dropped with
+        ``key_to_index``): no window reaches further, so the estimators clip
+        ``window`` to it (:func:`effective_window`).
     keys : list of str or None
         The word of each provisional id (``None`` with ``key_to_index``).
     counts : numpy.ndarray of shape (len(keys),), int64, or None
@@ -114,6 +123,7 @@ class EncodedCorpus:
         self._chunks = []  # (ids, offsets, doc_of_piece) in memory, or file positions
         self.n_tokens = 0
         self.n_documents = 0
+        self.max_length = 0
         vocab = {} if key_to_index is None else key_to_index
         fixed = key_to_index is not None
         buf = array("i")
@@ -130,6 +140,7 @@ class EncodedCorpus:
                 row = [setdefault(t, len(vocab)) for t in toks]
             for start in range(0, max(len(row), 1), MAX_DOCUMENT_LENGTH):
                 piece = row[start : start + MAX_DOCUMENT_LENGTH]
+                self.max_length = max(self.max_length, len(piece))
                 buf.extend(piece)
                 lengths.append(len(piece))
                 docs.append(self.n_documents)
@@ -223,6 +234,26 @@ class EncodedCorpus:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def effective_window(window, corpus):
+    """``window`` clipped to the longest piece of ``corpus`` (at least 1).
+
+    A context word is never further from its centre than the piece is long, so a
+    larger window changes nothing but the draw of the effective window (uniform in
+    ``1..window``) and the memory the engines size for ``2 * window`` context words:
+    ``window=10**9`` trains exactly as ``window=corpus.max_length``.
+
+    Parameters
+    ----------
+    window : int
+    corpus : EncodedCorpus
+
+    Returns
+    -------
+    window : int
+    """
+    return int(max(1, min(int(window), corpus.max_length)))
 
 
 def chunk_seed(seed, epoch, chunk):
@@ -424,6 +455,9 @@ class TorchEngine:
         torch, dev, c, net = self.torch, self.dev, self.config, self.net
         pairs = skipgram_pairs if c.sg else cbow_windows
         inputs_np, targets_np = pairs(ids, offsets, c.window, seed)
+        if c.sg and c.sub_indptr.shape[0] > 0:
+            # FastText skip-gram: the centre word's bag predicts the context word
+            inputs_np, targets_np = targets_np, inputs_np
         n = targets_np.shape[0]
         if n == 0:
             return 0.0, 0.0

@@ -29,8 +29,10 @@ from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary, encode, iter_tok
 from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
 from ._word2vec_training import (
     KERNEL_LOCK,
+    MAX_WINDOW,
     EncodedCorpus,
     NumbaEngine,
+    effective_window,
     kernel_config,
     train_epochs,
 )
@@ -147,7 +149,8 @@ class Doc2VecTransformer(
     window : int, default=5
         Maximum distance between the centre word and a context word (PV-DM,
         and the skip-gram of ``dbow_words=1``); the effective window of each
-        centre is drawn uniformly in ``1..window``.
+        centre is drawn uniformly in ``1..window``. At most ``2**31 - 1``; a
+        window longer than the longest document is clipped to it (``window_``).
     min_count : int, default=5
         Ignore words with a lower corpus count.
     max_vocab_size : int or None, default=None
@@ -200,6 +203,10 @@ class Doc2VecTransformer(
 
     Attributes
     ----------
+    window_ : int
+        The window trained with: ``window`` clipped to the longest training
+        document (split every 10,000 tokens); a larger window would reach no
+        further, and clipping bounds the memory whatever ``window`` is.
     dv_ : KeyedVectors
         Trained document vectors, float32 of shape (n_rows, vector_size):
         one row per training document with keys ``0 .. n_documents - 1``, or
@@ -296,7 +303,7 @@ class Doc2VecTransformer(
         "vector_size": [Interval(Integral, 1, None, closed="left")],
         "dm": [Interval(Integral, 0, 1, closed="both")],
         "dbow_words": [Interval(Integral, 0, 1, closed="both")],
-        "window": [Interval(Integral, 1, None, closed="left")],
+        "window": [Interval(Integral, 1, MAX_WINDOW, closed="both")],
         "min_count": [Interval(Integral, 1, None, closed="left")],
         "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
         "hs": [Interval(Integral, 0, 1, closed="both")],
@@ -462,6 +469,7 @@ class Doc2VecTransformer(
             syn0 /= np.float32(dim)
             syn1neg = np.zeros((n_words if self.negative > 0 else 0, dim), np.float32)
             syn1 = np.zeros((max(n_words - 1, 1) if self.hs else 0, dim), np.float32)
+            self.window_ = effective_window(self.window, corpus)
             config = self._config(counts)
             history = []
             self.vocabulary_ = vocabulary
@@ -517,7 +525,7 @@ class Doc2VecTransformer(
             sg=True,
             hs=self.hs,
             negative=self.negative,
-            window=self.window,
+            window=self.window_,
             shared_negatives=False,
             ns_exponent=self.ns_exponent,
             input_rows=(None, None),

@@ -86,6 +86,18 @@ class FastTextTransformer(Word2VecTransformer):
     n-grams (``wv_["unseenword"]``), and ``transform`` uses those vectors for
     unknown tokens (``oov_ngrams=True``).
 
+    In skip-gram the input of the pair (centre word, context word) is the
+    centre word's bag of rows, which predicts the context word (Facebook
+    fastText's and gensim's convention; Word2Vec's context word predicts the
+    centre). With shared negatives (the default) the bag is gathered once
+    per window, each context word is a positive example, the noise words are
+    drawn once per window, and the summed gradient is added once to each row
+    of the bag. Until issue 21 the context word's bag predicted the centre
+    word (one bag gather and update per pair); quality before and after the
+    change, against gensim, is in ``docs/fasttext.md`` (within 0.01 of
+    gensim's SimLex-999 and analogy on a 1M-token debdocs prefix, analogy
+    0.04 lower than the old convention there).
+
     Pre-trained Facebook fastText models load with :meth:`from_facebook`.
 
     The training loop, engines, callbacks, history and warm start are those
@@ -107,13 +119,15 @@ class FastTextTransformer(Word2VecTransformer):
     shared_negatives : bool, default=True
         Skip-gram with negative sampling only (``sg=1, hs=0``), numba
         engine: draw the negatives once per centre word and share them across
-        its context words (Ji et al. 2016), as ``Word2VecTransformer`` does;
-        ``False`` gives fastText's per-pair negatives.
+        its context words (Ji et al. 2016), and gather and update the centre
+        word's n-gram bag once per window; ``False`` gives fastText's per-pair
+        negatives and per-pair bag updates.
     ns_exponent : float, default=0.75
         Noise distribution ``count(w) ** ns_exponent``.
     window : int, default=5
         Maximum distance to a context word; the effective window of each
-        token is drawn uniformly in ``1..window``.
+        token is drawn uniformly in ``1..window``. Clipped to the longest
+        document as in :class:`~skembed.text.word2vec.Word2VecTransformer`.
     sample : float, default=1e-3
         Frequent-word subsampling threshold (word2vec's keep probability
         ``(sqrt(c / t) + 1) t / c`` with ``t = sample * n_tokens``); 0 disables it.

@@ -42,7 +42,10 @@ def test_compare_text_mode_writes_leaderboard(tmp_path, capsys, small_lsa):
     assert main([*argv, "--output-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "BBC News: 400 documents, 5 classes, 2-fold CV" in out
-    assert f"downstream: {ms.DOWNSTREAM_DESCRIPTION}; scoring: accuracy" in out
+    assert (
+        f"task: classification; downstream: {ms.DOWNSTREAM_DESCRIPTION}; scoring: accuracy" in out
+    )
+    assert "reference: always predicting the majority class scores accuracy 0.2" in out
     rows = json.loads((tmp_path / "leaderboard.json").read_text())
     assert sorted(r["embedder"] for r in rows) == ["lsa", "tfidf"]
     assert [r["rank"] for r in rows] == [1, 2]
@@ -55,8 +58,16 @@ def test_compare_text_mode_writes_leaderboard(tmp_path, capsys, small_lsa):
     assert lsa["n_features_out"] == lsa["params"]["n_components"]
     assert (tmp_path / "leaderboard.csv").read_text().startswith("rank,embedder,")
     every = pd.read_csv(tmp_path / "leaderboard_cv_results.csv")
-    assert len(every) == 3 + 2 * 3  # (tfidf + 2 LSA widths) x 3 values of C
+    n_c = len(ms.DOWNSTREAM_CS)
+    assert len(every) == n_c + 2 * n_c  # (tfidf + 2 LSA widths) x values of C
+    # fit s is the whole fit: the embedder's and the downstream path's shares add up
+    for r in rows:
+        total = r["mean_embed_fit_time"] + r["mean_downstream_fit_time"]
+        assert r["mean_fit_time"] == pytest.approx(total)
     assert (tmp_path / "leaderboard.png").stat().st_size > 1000
+    page = (tmp_path / "leaderboard.html").read_text()
+    assert "data:image/png;base64," in page and "--embedders tfidf,lsa" in page
+    assert "<td>tfidf</td>" in page and 'src="http' not in page
 
 
 def test_compare_csv_input_and_save_best(tmp_path, capsys, two_topics):

@@ -61,15 +61,22 @@ def _cli_words(message):
     )
 
 
-def _writable_dir(option, directory):
-    """Raise :class:`UsageError` unless ``directory`` exists writable or can be created."""
+def _writable_dir(option, directory, shown=None):
+    """Raise :class:`UsageError` unless ``directory`` exists writable or can be created.
+
+    ``shown`` is the path the user gave (a file inside ``directory``), if not ``directory``.
+    """
     path = os.path.abspath(directory)
     existing = path
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
-        where = "is a file" if existing == path else f"is inside {existing}, which is a file"
-        raise UsageError(f"{option} {directory} {where}: choose a directory path.")
+        if shown is None and existing == path:
+            raise UsageError(f"{option} {directory} is a file: choose a directory path.")
+        raise UsageError(
+            f"{option} {shown or directory} is inside {existing}, which is a file: "
+            "choose a path in a directory."
+        )
     try:
         with tempfile.TemporaryFile(dir=existing):
             pass
@@ -89,7 +96,8 @@ def _check_outputs(args):
                 f"--save-best {args.save_best} is a directory: give a file path, e.g. "
                 f"{os.path.join(args.save_best, 'best.skops')}."
             )
-        _writable_dir("--save-best", os.path.dirname(os.path.abspath(args.save_best)))
+        folder = os.path.dirname(os.path.abspath(args.save_best))
+        _writable_dir("--save-best", folder, shown=args.save_best)
 
 
 _ADDRESS = re.compile(r"^([a-z][a-z0-9+]*://)?[^\s:/]+:\d+/?$|^[a-z][a-z0-9+]*://[^\s]+$")

@@ -13,7 +13,7 @@ TEXT_MIN_DISTINCT_SHARE = 0.3
 #: ... and its values have at least this many words on average
 TEXT_MIN_MEAN_WORDS = 1.5
 #: datetime columns become these numeric parts
-DATETIME_PARTS = ("year", "month", "day", "dayofweek")
+DATETIME_PARTS = ("year", "month", "day", "day_of_week")
 
 
 def _missing(series):

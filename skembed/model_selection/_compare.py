@@ -283,8 +283,9 @@ def compare_embedders(
     best_pipelines : dict of str to sklearn.pipeline.Pipeline
         Only with ``return_best=True``: ``embedder name -> Pipeline(embed,
         scale, clf|reg)`` of its best candidate refitted on all rows, best
-        embedder first. For a DataFrame ``X`` the pipelines take the table
-        as :func:`prepare_frame` returns it.
+        embedder first. For a DataFrame ``X`` the first step, ``columns``,
+        applies the roles (:func:`prepare_frame`), so the pipelines take the
+        table as given (a table of one text column: the documents).
 
     Raises
     ------
@@ -393,4 +394,10 @@ def compare_embedders(
         for name in leaderboard(results)["embedder"]:
             embedder, _, _, wrap = chosen[name]
             best[name] = _refit(embedder, best_params[name], X, y, task, wrap)
+            if roles is not None and kind != "text":  # the pipeline takes the table as given
+                from sklearn.pipeline import Pipeline
+                from sklearn.preprocessing import FunctionTransformer
+
+                columns = FunctionTransformer(prepare_frame, kw_args={"roles": roles})
+                best[name] = Pipeline([("columns", columns), *best[name].steps])
     return results, best

@@ -46,6 +46,7 @@ class Shrink(TransformerMixin, BaseEstimator):
         return np.asarray(X) * self.factor
 
 
+@pytest.mark.slow
 def test_text_results_are_cv_results_with_the_shared_downstream(bbc):
     texts, labels = bbc
     lsa = TfidfLSA(random_state=0)
@@ -101,6 +102,7 @@ def test_text_results_are_cv_results_with_the_shared_downstream(bbc):
     assert len(text.splitlines()) == 7
 
 
+@pytest.mark.slow
 def test_downstream_is_fair_to_the_scale_of_an_embedding(bbc):
     texts, labels = bbc
     lsa = TfidfLSA(n_components=30, random_state=0)

@@ -166,8 +166,10 @@ def _downstream_path(Xt_tr, y_tr, task):
     News TF-IDF, 0.71 s against 1.08 s for 7 values, but ends within lbfgs'
     tolerance rather than at the fit scikit-learn's own grid search makes,
     which moved one document of a fold); the ridge models come from one
-    centred Gram matrix (up to 6,000 features, dense or sparse; a Cholesky
-    solve per alpha) or one fit per alpha (wider). Run
+    centred Gram matrix (dense, up to 6,000 features; a Cholesky solve per
+    alpha) or, for sparse input, scikit-learn's own iterative fit per alpha
+    (on 4,000 film titles' TF-IDF, 5,721 columns, the seven fits took 0.4 s,
+    where one 5,721 x 5,721 Gram matrix costs tens of seconds). Run
     single-threaded: on these small matrices BLAS threads only wait on each other.
     """
     import scipy.sparse as sp
@@ -181,9 +183,9 @@ def _downstream_path(Xt_tr, y_tr, task):
         scaler = None if sp.issparse(Xt_tr) else StandardScaler().fit(Xt_tr)
         Xs = Xt_tr if scaler is None else scaler.transform(Xt_tr)
         if task == "regression":
-            if Xs.shape[1] <= _MAX_GRAM:
+            if scaler is not None and Xs.shape[1] <= _MAX_GRAM:
                 models = _ridge_path(Xs, y_tr, values)
-            else:  # too wide for a d x d Gram matrix: scikit-learn's own fit per alpha
+            else:  # sparse (TF-IDF: thousands of columns) or too wide: scikit-learn's iterative fits
                 models = [Ridge(alpha=a).fit(Xs, y_tr) for a in values]
         else:
             models = [LogisticRegression(C=C, max_iter=1000).fit(Xs, y_tr) for C in values]

@@ -113,7 +113,7 @@ def _check_scheduler(address):
 
         connect(address).close()
     except (ConnectionError, OSError, ValueError, ImportError, TypeError) as exc:
-        raise UsageError(f"--scheduler {address}: {exc}") from None
+        raise UsageError(f"--scheduler: {exc}") from None
 
 
 def build_parser():

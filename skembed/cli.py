@@ -1,200 +1,119 @@
 """``skembed compare``: which embedding works best for my labelled data?
 
 Cross-validates each chosen embedder, over a small grid of its
-hyperparameters, followed by the same downstream classifier for every
-embedder (a scaler, then a logistic regression choosing C by inner CV; see
-``skembed.model_selection``), and prints a leaderboard (mean ± std score,
-embedding width, fit time, transform throughput), written as CSV, JSON and
-a bar chart PNG. ``--save-best PATH`` also writes the winning pipeline,
-refitted on all the data.
+hyperparameters, followed by the same downstream model for every embedder
+(a scaler, then a logistic regression for a class label or a ridge
+regression for a numeric target, its regularisation searched over a wide
+range; see ``skembed.model_selection``), and prints a leaderboard (mean ±
+std score, embedding width, fit time, transform throughput), written as
+CSV, JSON, a bar chart PNG and an HTML page. ``--save-best PATH`` also
+writes the winning pipeline, refitted on all the data.
 
-Text mode (default data: BBC News, 2,225 articles, 5 classes)::
+Text (default data: BBC News, 2,225 articles, 5 classes)::
 
     skembed compare
     skembed compare --csv reviews.csv --text-column text --label-column label
 
-Tabular mode (default data: Palmer penguins, predicting species)::
+Tables, text among other columns or none (roles detected, or named with
+--text-column/--categorical-column/--numeric-column/--drop-column)::
 
-    skembed compare --dataset penguins
-    skembed compare --csv table.csv --label-column target
+    skembed compare --dataset loans           # interest rate (regression), job-title text
+    skembed compare --dataset movies          # IMDb rating (regression), film titles
+    skembed compare --dataset penguins        # species, no text
+    skembed compare --csv table.csv --label-column target [--task regression]
 
 On a Dask cluster (candidates x folds as tasks; pip install "skembed[dask]")::
 
     skembed compare --scheduler tcp://scheduler-host:8786
 
-Bad input (an empty CSV, one class, --cv 1, --cv above the smallest class's
-rows, an unknown column or embedder) ends with one line saying what is wrong
-and how to fix it, and exit status 2.
+Bad input (an empty CSV, a repeated header name, one class or one target
+value, --cv 1, --cv above the smallest class's rows, an unknown column or
+embedder, an unwritable --output-dir or --save-best, an unreachable
+--scheduler) ends with one line saying what is wrong and how to fix it, and
+exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import re
+import shlex
 import sys
-
-import numpy as np
+import tempfile
 
 from . import model_selection as ms
-from .model_selection._data import _take
+from .model_selection._inputs import DATASETS, load_compare_data
+from .model_selection._outputs import write_outputs
+from .model_selection._task import check_regression_data, infer_task
 
 
 class UsageError(Exception):
     """Bad command-line input: printed as one line, exit status 2."""
 
 
-def _read_csv(path):
-    import pandas as pd
+def _cli_words(message):
+    """A library message in the command line's words (``cv=3`` -> ``--cv 3``, ...)."""
+    return (
+        message.replace("cv=", "--cv ")
+        .replace("task='regression'", "--task regression")
+        .replace("task='classification'", "--task classification")
+    )
 
-    if not os.path.exists(path):
-        raise UsageError(f"--csv: no such file: {path}")
-    try:
-        frame = pd.read_csv(path)
-    except pd.errors.EmptyDataError:
+
+def _writable_dir(option, directory, shown=None):
+    """Raise :class:`UsageError` unless ``directory`` exists writable or can be created.
+
+    ``shown`` is the path the user gave (a file inside ``directory``), if not ``directory``.
+    """
+    path = os.path.abspath(directory)
+    existing = path
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        if shown is None and existing == path:
+            raise UsageError(f"{option} {directory} is a file: choose a directory path.")
         raise UsageError(
-            f"{path} is empty: give a CSV with a header row and labelled rows."
+            f"{option} {shown or directory} is inside {existing}, which is a file: "
+            "choose a path in a directory."
+        )
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"{option} {directory}: cannot write in {existing} ({exc.strerror}); choose a "
+            "writable directory."
         ) from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path} is not a readable CSV file ({exc}).") from None
-    if len(frame) == 0:
-        raise UsageError(f"{path} has a header but no rows: add labelled rows below the header.")
-    return frame
 
 
-def _column(frame, option, name, path):
-    if name not in frame.columns:
+def _check_outputs(args):
+    """Check the output paths before any work."""
+    _writable_dir("--output-dir", args.output_dir)
+    if args.save_best:
+        if os.path.isdir(args.save_best):
+            raise UsageError(
+                f"--save-best {args.save_best} is a directory: give a file path, e.g. "
+                f"{os.path.join(args.save_best, 'best.skops')}."
+            )
+        folder = os.path.dirname(os.path.abspath(args.save_best))
+        _writable_dir("--save-best", folder, shown=args.save_best)
+
+
+_ADDRESS = re.compile(r"^([a-z][a-z0-9+]*://)?[^\s:/]+:\d+/?$|^[a-z][a-z0-9+]*://[^\s]+$")
+
+
+def _check_scheduler(address):
+    if not _ADDRESS.match(address):
         raise UsageError(
-            f"{option} {name!r} is not a column of {path}; its columns are {list(frame.columns)}."
+            f"--scheduler {address!r} is not a scheduler address: give one like tcp://host:8786."
         )
-    return frame[name]
-
-
-def _subsample(X, y, limit, random_state):
-    """A random subset of ``limit`` rows, in their original order (all rows if ``limit`` is None)."""
-    if limit is None or limit >= len(y):
-        return X, y
-    idx = np.sort(np.random.RandomState(random_state).choice(len(y), size=limit, replace=False))
-    return _take(X, idx), np.asarray(y)[idx]
-
-
-def load_data(args):
-    """The data the arguments name.
-
-    Returns
-    -------
-    X : list of str or pandas.DataFrame
-    y : numpy.ndarray of str
-    kind : {"text", "tabular"}
-    data_name : str
-    dropped : dict of str to int
-        Rows dropped, by reason (missing label, empty text).
-    """
-    tabular = args.dataset == "penguins" or (args.csv is not None and args.text_column is None)
-    if args.csv:
-        if not args.label_column:
-            raise UsageError("--csv needs --label-column (and --text-column for text data).")
-        frame = _read_csv(args.csv)
-        labels = _column(frame, "--label-column", args.label_column, args.csv)
-        if tabular:
-            X = frame.drop(columns=[args.label_column])
-        else:
-            X = _column(frame, "--text-column", args.text_column, args.csv).tolist()
-        data_name = os.path.basename(args.csv)
-    elif tabular:
-        from .datasets import load_penguins
-
-        frame = load_penguins()
-        labels = _column(frame, "--label-column", args.label_column or "species", "penguins")
-        X = frame.drop(columns=[labels.name])
-        data_name = "Palmer penguins"
-    else:
-        from .datasets import load_bbc_news
-
-        X, labels = load_bbc_news()
-        data_name = "BBC News"
-    keep, dropped = ms.usable_rows(X, labels, drop_empty_text=not tabular)
-    idx = np.flatnonzero(keep)
-    X = _take(X, idx)
-    if tabular:
-        X = X.reset_index(drop=True)
-    y = np.asarray(labels, dtype=object)[idx].astype(str)
-    if len(y) == 0:
-        raise UsageError(
-            f"No usable rows in {data_name}: every row lacks a label"
-            + (" or text" if not tabular else "")
-            + "; check --label-column"
-            + (" and --text-column." if not tabular else ".")
-        )
-    X, y = _subsample(X, y, args.limit, args.random_state)
-    return X, y, "tabular" if tabular else "text", data_name, dropped
-
-
-def write_outputs(results, output_dir, stem="leaderboard", title=""):
-    """Write the leaderboard as CSV and JSON, every candidate as CSV, and a bar chart PNG.
-
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        Returned by :func:`skembed.model_selection.compare_embedders`.
-    output_dir : str
-        Created if needed.
-    stem : str, default="leaderboard"
-        ``<stem>.csv``/``.json``/``.png`` hold one row per embedder (its best
-        candidate), ``<stem>_cv_results.csv`` every candidate.
-    title : str, default=""
-        Title of the chart.
-
-    Returns
-    -------
-    paths : list of str
-        Files written.
-    """
-    os.makedirs(output_dir, exist_ok=True)
-    board = ms.leaderboard(results)
-    board.insert(0, "rank", np.arange(1, len(board) + 1))
-    board = board[[c for c in board.columns if not c.startswith("split")]]
-    paths = []
-
-    def as_json(v):
-        return json.dumps(v, default=str) if isinstance(v, dict) else v
-
-    for frame, name in ((board, f"{stem}.csv"), (results, f"{stem}_cv_results.csv")):
-        path = os.path.join(output_dir, name)
-        frame.assign(params=frame["params"].map(as_json)).to_csv(path, index=False)
-        paths.append(path)
-    path = os.path.join(output_dir, f"{stem}.json")
-    records = json.loads(board.to_json(orient="records", default_handler=str))
-    with open(path, "w") as fh:
-        json.dump(records, fh, indent=2)
-    paths.append(path)
     try:
-        import matplotlib
+        from .dask import connect
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print(
-            "matplotlib is not installed: no bar chart (pip install matplotlib).", file=sys.stderr
-        )
-        return paths
-    fig, ax = plt.subplots(figsize=(7, 0.5 * len(board) + 1.5))
-    names = board["embedder"].tolist()[::-1]
-    means = board["mean_test_score"].tolist()[::-1]
-    stds = board["std_test_score"].tolist()[::-1]
-    ax.barh(names, means, xerr=stds, color="tab:blue", alpha=0.8)
-    lo = max(0.0, min(means) - 0.1) if means else 0.0
-    ax.set_xlim(lo, 1.0)
-    ax.set_xlabel(f"cross-validated {board['scoring'].iloc[0]} (downstream: scaler + LR, C by CV)")
-    ax.set_title(title)
-    for y, m in enumerate(means):  # inside the bar, clear of the error bar
-        ax.text(lo + 0.003, y, f"{m:.3f}", va="center", fontsize=8, color="white")
-    fig.tight_layout()
-    path = os.path.join(output_dir, f"{stem}.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    paths.append(path)
-    return paths
+        connect(address).close()
+    except (ConnectionError, OSError, ValueError, ImportError, TypeError) as exc:
+        raise UsageError(f"--scheduler: {exc}") from None
 
 
 def build_parser():
@@ -204,17 +123,32 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", required=True)
     cmp = sub.add_parser(
         "compare",
-        help="cross-validate embedders + one fair downstream classifier on labelled data",
+        help="cross-validate embedders + one fair downstream model on labelled data",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     cmp.add_argument("--csv", help="CSV file with the data (default: an embedded data set)")
-    cmp.add_argument("--text-column", help="column of documents (text mode)")
-    cmp.add_argument("--label-column", help="column of labels")
+    cmp.add_argument("--label-column", help="column of labels or of the numeric target")
+    roles = "(repeatable; default: detected)"
+    cmp.add_argument("--text-column", action="append", default=[], help=f"text column {roles}")
+    cmp.add_argument(
+        "--categorical-column", action="append", default=[], help=f"categorical column {roles}"
+    )
+    cmp.add_argument(
+        "--numeric-column", action="append", default=[], help=f"numeric column {roles}"
+    )
+    cmp.add_argument("--drop-column", action="append", default=[], help="column to leave out")
     cmp.add_argument(
         "--dataset",
-        choices=["bbc", "penguins"],
-        help="embedded data set when no --csv is given (default: bbc)",
+        choices=list(DATASETS),
+        help="embedded data set when no --csv is given (default: bbc); "
+        + "; ".join(f"{n}: --limit {d.limit} by default" for n, d in DATASETS.items() if d.limit),
+    )
+    cmp.add_argument(
+        "--task",
+        choices=["auto", "classification", "regression"],
+        default="auto",
+        help="auto (default): regression for a float target or integers with over 20 values",
     )
     cmp.add_argument(
         "--embedders",
@@ -222,12 +156,14 @@ def build_parser():
         + ",".join(n for n, s in ms.EMBEDDERS.items() if s.kind == "text")
         + "; tabular: "
         + ",".join(n for n, s in ms.EMBEDDERS.items() if s.kind == "tabular")
-        + ")",
+        + "; none: a table's non-text columns alone)",
     )
     cmp.add_argument("--n-components", type=int, default=2, help="embedding width (tabular mode)")
     cmp.add_argument("--cv", type=int, default=5, help="cross-validation folds (default 5)")
     cmp.add_argument(
-        "--scoring", default="accuracy", help="scikit-learn scorer name (default accuracy)"
+        "--scoring",
+        default=None,
+        help="scikit-learn scorer name (default accuracy; r2 for regression)",
     )
     cmp.add_argument(
         "--n-jobs",
@@ -236,9 +172,12 @@ def build_parser():
         help="threads each embedder may use (default: each embedder's own default)",
     )
     cmp.add_argument("--random-state", type=int, default=0)
-    cmp.add_argument("--output-dir", default="compare-output", help="where CSV/JSON/PNG go")
+    cmp.add_argument("--output-dir", default="compare-output", help="where the files go")
     cmp.add_argument(
-        "--limit", type=int, default=None, help="use only N randomly chosen rows (quick runs)"
+        "--limit",
+        type=int,
+        default=None,
+        help="use only N randomly chosen rows (quick runs; tweets and movies have a default)",
     )
     cmp.add_argument(
         "--save-best",
@@ -271,70 +210,148 @@ def _check_args(args):
         raise UsageError(f"--n-components {args.n_components}: give a positive width.")
     if args.n_jobs == 0:
         raise UsageError("--n-jobs 0: give a positive number of threads, or -1 for all cores.")
+    if args.csv and args.dataset:
+        raise UsageError("--csv and --dataset name two data sources: give one.")
 
 
-def run_compare(args):
-    """Run ``skembed compare`` with parsed arguments; the results DataFrame."""
+def _check_scoring(scoring, task):
     from sklearn.metrics import get_scorer
 
-    _check_args(args)
+    if scoring is None:
+        return
     try:
-        get_scorer(args.scoring)
+        get_scorer(scoring)
     except ValueError:
+        example = "r2, neg_mean_absolute_error" if task == "regression" else "accuracy, f1_macro"
         raise UsageError(
-            f"--scoring {args.scoring!r} is not a scikit-learn scorer; e.g. accuracy, f1_macro, balanced_accuracy."
+            f"--scoring {scoring!r} is not a scikit-learn scorer; e.g. {example}."
         ) from None
-    if args.scheduler:  # an unreachable scheduler fails now, within seconds, before any work
-        try:
-            from .dask import connect
 
-            connect(args.scheduler).close()
-        except (ConnectionError, ImportError, TypeError) as exc:
-            raise UsageError(f"--scheduler: {exc}") from None
-    X, y, kind, data_name, dropped = load_data(args)
-    names = [e.strip() for e in args.embedders.split(",") if e.strip()] if args.embedders else None
+
+def _prepare(args):
+    """Load and check everything before any work; (X, y, task, roles, title, notes)."""
     try:
-        ms.check_classification_data(y, args.cv)
-        ms.default_embedders(kind, names)  # unknown or unavailable names fail here, before any work
+        X, y, data_name, dropped, notes = load_compare_data(
+            csv_path=args.csv,
+            dataset=args.dataset,
+            label=args.label_column,
+            text_columns=args.text_column,
+            limit=args.limit if args.limit is not None else "default",
+            random_state=args.random_state,
+        )
+        task = infer_task(y) if args.task == "auto" else args.task
+        if task == "regression":
+            y = check_regression_data(y, args.cv)
+        else:
+            y = y.astype(str)
+            ms.check_classification_data(y, args.cv)
+        roles = None
+        if hasattr(X, "columns"):
+            roles = ms.detect_roles(
+                X,
+                label=args.label_column,
+                text_columns=args.text_column,
+                categorical_columns=args.categorical_column,
+                numeric_columns=args.numeric_column,
+                drop_columns=args.drop_column,
+            )
+        elif args.categorical_column or args.numeric_column or args.drop_column:
+            raise ValueError("--categorical-column/--numeric-column/--drop-column need a table.")
+        names = (
+            [e.strip() for e in args.embedders.split(",") if e.strip()] if args.embedders else None
+        )
+        kind = "text" if roles is None else ("mixed" if roles["text"] else "tabular")
+        if names:  # unknown or unavailable names fail here, before any work
+            by_kind = {"text": [], "tabular": []}
+            for name in names:
+                if name != "none":
+                    spec = ms.EMBEDDERS.get(name)
+                    by_kind[spec.kind if spec and kind == "mixed" else kind].append(name)
+            for k, group in by_kind.items():
+                if group:
+                    ms.default_embedders(k, group)
     except ValueError as exc:
-        raise UsageError(str(exc).replace("cv=", "--cv ")) from None
-    unit = "rows" if kind == "tabular" else "documents"
-    title = f"skembed compare — {data_name}: {len(y)} {unit}, {len(set(y))} classes"
+        raise UsageError(_cli_words(str(exc))) from None
+    _check_scoring(args.scoring, task)
+    unit = "documents" if kind == "text" else "rows"
+    what = (
+        f"{len(set(y.tolist()))} classes"
+        if task == "classification"
+        else f"regression on {args.label_column or DATASETS[args.dataset].label}"
+    )
+    title = f"skembed compare — {data_name}: {len(y)} {unit}, {what}"
     title += f", n_components={args.n_components}" if kind == "tabular" else ""
     title += f", {args.cv}-fold CV"
-    print(title, flush=True)
     if any(dropped.values()):
         reasons = ", ".join(f"{n} with {why}" for why, n in dropped.items() if n)
-        print(f"dropped {sum(dropped.values())} rows: {reasons}", flush=True)
-    out = ms.compare_embedders(
-        X,
-        y,
-        names,
-        cv=args.cv,
-        scoring=args.scoring,
-        n_jobs=args.n_jobs,
-        random_state=args.random_state,
-        n_components=args.n_components,
-        verbose=args.verbose,
-        return_best=bool(args.save_best),
-        scheduler=args.scheduler,
-    )
+        notes.insert(0, f"dropped {sum(dropped.values())} rows: {reasons}")
+    return X, y, task, roles, names, title, notes
+
+
+def run_compare(args, argv=None):
+    """Run ``skembed compare`` with parsed arguments; the results DataFrame."""
+    _check_args(args)
+    _check_outputs(args)
+    if args.scheduler:  # an unreachable scheduler fails now, within seconds, before any work
+        _check_scheduler(args.scheduler)
+    X, y, task, roles, names, title, notes = _prepare(args)
+    print(title, flush=True)
+    for note in notes:
+        print(note, flush=True)
+    if roles is not None:
+        print("columns: " + ms.format_roles(roles), flush=True)
+    columns = {}
+    if roles is not None:
+        columns = dict(
+            text_columns=args.text_column or None,
+            categorical_columns=args.categorical_column or None,
+            numeric_columns=args.numeric_column or None,
+            drop_columns=args.drop_column or None,
+        )
+    try:
+        out = ms.compare_embedders(
+            X,
+            y,
+            names,
+            task=task,
+            cv=args.cv,
+            scoring=args.scoring,
+            n_jobs=args.n_jobs,
+            random_state=args.random_state,
+            n_components=args.n_components,
+            **columns,
+            verbose=args.verbose,
+            return_best=bool(args.save_best),
+            scheduler=args.scheduler,
+        )
+    except (ValueError, ConnectionError) as exc:
+        raise UsageError(_cli_words(str(exc))) from None
     results, best = out if args.save_best else (out, None)
     print()
     print(ms.format_leaderboard(results, title))
-    stem = "leaderboard_tabular" if kind == "tabular" else "leaderboard"
-    paths = write_outputs(results, args.output_dir, stem=stem, title=title)
+    stem = "leaderboard_tabular" if roles is not None and not roles["text"] else "leaderboard"
+    command = "skembed " + " ".join(map(shlex.quote, argv if argv is not None else sys.argv[1:]))
+    paths, failures = write_outputs(
+        results, args.output_dir, stem=stem, title=title, command=command
+    )
     print("\nwritten: " + ", ".join(paths))
     if best:
         name, pipeline = next(iter(best.items()))
-        fmt = ms.save_pipeline(pipeline, args.save_best)
-        load = f"load_pipeline({args.save_best!r}" + (
-            ", allow_pickle=True)" if fmt == "joblib" else ")"
-        )
-        print(
-            f"best pipeline ({name}, refitted on all {len(y)} {unit}) written to {args.save_best} "
-            f"with {fmt}; load it with skembed.model_selection.{load}"
-        )
+        try:
+            fmt = ms.save_pipeline(pipeline, args.save_best)
+        except OSError as exc:
+            failures.append(f"could not write {args.save_best}: {exc.strerror or exc}")
+        else:
+            load = f"load_pipeline({args.save_best!r}" + (
+                ", allow_pickle=True)" if fmt == "joblib" else ")"
+            )
+            unit = "documents" if roles is None else "rows"
+            print(
+                f"best pipeline ({name}, refitted on all {len(y)} {unit}) written to "
+                f"{args.save_best} with {fmt}; load it with skembed.model_selection.{load}"
+            )
+    if failures:
+        raise UsageError("; ".join(failures) + " (the leaderboard above is complete)")
     return results
 
 
@@ -349,7 +366,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     if args.command == "compare":
         try:
-            run_compare(args)
+            run_compare(args, argv)
         except UsageError as exc:
             print(f"skembed compare: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None

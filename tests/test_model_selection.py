@@ -7,6 +7,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 
 from skembed.model_selection import (
+    DOWNSTREAM_CS,
     DOWNSTREAM_DESCRIPTION,
     check_classification_data,
     compare_embedders,
@@ -45,6 +46,7 @@ class Shrink(TransformerMixin, BaseEstimator):
         return np.asarray(X) * self.factor
 
 
+@pytest.mark.slow
 def test_text_results_are_cv_results_with_the_shared_downstream(bbc):
     texts, labels = bbc
     lsa = TfidfLSA(random_state=0)
@@ -54,17 +56,24 @@ def test_text_results_are_cv_results_with_the_shared_downstream(bbc):
         {"tfidf": TfidfVectorizer(sublinear_tf=True), "lsa": (lsa, {"n_components": [10, 30]})},
         cv=3,
     )
-    Cs = [0.1, 1.0, 10.0]
-    assert results["embedder"].tolist() == ["tfidf"] * 3 + ["lsa"] * 6
+    Cs, n_c = list(DOWNSTREAM_CS), len(DOWNSTREAM_CS)
+    assert results["embedder"].tolist() == ["tfidf"] * n_c + ["lsa"] * 2 * n_c
     assert results["params"].tolist() == [{"clf__C": C} for C in Cs] + [
         {"n_components": n, "clf__C": C} for n in (10, 30) for C in Cs
     ]
     assert results.attrs["downstream"] == DOWNSTREAM_DESCRIPTION
     assert (results["downstream"] == DOWNSTREAM_DESCRIPTION).all()
-    assert results["n_features_out"].tolist()[3:] == [10] * 3 + [30] * 3
+    assert results["n_features_out"].tolist()[n_c:] == [10] * n_c + [30] * n_c
     for col in ("mean_fit_time", "mean_embed_fit_time", "mean_score_time", "transform_rows_per_s"):
         assert (results[col] > 0).all(), col
     assert (results["mean_embed_fit_time"] < results["mean_fit_time"]).all()
+    np.testing.assert_allclose(
+        results["mean_fit_time"],
+        results["mean_embed_fit_time"] + results["mean_downstream_fit_time"],
+    )
+    assert results.attrs["reference"] == pytest.approx(
+        pd.Series(labels).value_counts().max() / len(labels)
+    )
     splits = results[[f"split{k}_test_score" for k in range(3)]].to_numpy()
     np.testing.assert_allclose(results["mean_test_score"], splits.mean(axis=1))
     np.testing.assert_allclose(results["std_test_score"], splits.std(axis=1))
@@ -84,20 +93,27 @@ def test_text_results_are_cv_results_with_the_shared_downstream(bbc):
     board = leaderboard(results)
     assert len(board) == 2 and board["mean_test_score"].is_monotonic_decreasing
     text = format_leaderboard(results, "BBC sample")
-    assert text.splitlines()[:2] == [
+    ref = results.attrs["reference"]
+    assert text.splitlines()[:3] == [
         "BBC sample",
-        f"downstream: {DOWNSTREAM_DESCRIPTION}; scoring: accuracy",
+        f"task: classification; downstream: {DOWNSTREAM_DESCRIPTION}; scoring: accuracy",
+        f"reference: always predicting the majority class scores accuracy {ref:.4f}",
     ]
-    assert len(text.splitlines()) == 6
+    assert len(text.splitlines()) == 7
 
 
+@pytest.mark.slow
 def test_downstream_is_fair_to_the_scale_of_an_embedding(bbc):
     texts, labels = bbc
     lsa = TfidfLSA(n_components=30, random_state=0)
     embedders = {"lsa": lsa, "lsa/1000": make_pipeline(clone(lsa), Shrink(1e-3))}
     results = compare_embedders(texts, labels, embedders, cv=3)
     by = results.groupby("embedder")["mean_test_score"]
-    np.testing.assert_allclose(by.get_group("lsa"), by.get_group("lsa/1000"), atol=1e-12)
+    # (at C=1e-4 every class is nearly equally likely: float rounding picks the argmax)
+    big_c = [p["clf__C"] >= 1e-3 for p in results["params"][: len(DOWNSTREAM_CS)]]
+    np.testing.assert_allclose(
+        by.get_group("lsa")[big_c], by.get_group("lsa/1000")[big_c], atol=1e-12
+    )
     assert by.max()["lsa"] > 0.85
     # the old downstream model (fixed C on unscaled features) ranks the scale, not the embedding
     folds = StratifiedKFold(3, shuffle=True, random_state=0)
@@ -140,7 +156,7 @@ def test_missing_labels_are_dropped_with_a_count():
         results = compare_embedders(
             docs + ["x", "y"], labels + [None, np.nan], {"tfidf": TfidfVectorizer()}, cv=2
         )
-    assert results["mean_test_score"].tolist() == [1.0] * 3
+    assert results["mean_test_score"].tolist() == [1.0] * len(DOWNSTREAM_CS)
     keep, dropped = usable_rows(["a", " ", None, "b"], ["x", "y", "z", None], drop_empty_text=True)
     assert keep.tolist() == [True, False, False, False]
     assert dropped == {"missing label": 1, "empty text": 2}
@@ -179,7 +195,8 @@ def test_verbose_levels_print_per_embedder_and_per_candidate(capsys):
     docs = ["cheap loan bank", "bank money loan", "cat dog farm", "farm animal dog"] * 3
     labels = ["money", "money", "farm", "farm"] * 3
     grid = {"tfidf": (TfidfVectorizer(), {"sublinear_tf": [False, True]})}
-    for verbose, n_lines in ((0, 0), (1, 1), (2, 7)):  # 2 candidates x 3 values of C
+    # 2 candidates x values of C, and the embedder's line
+    for verbose, n_lines in ((0, 0), (1, 1), (2, 2 * len(DOWNSTREAM_CS) + 1)):
         compare_embedders(docs, labels, grid, cv=2, verbose=verbose)
         assert len(capsys.readouterr().out.splitlines()) == n_lines
 

@@ -22,25 +22,50 @@ iterations), and the embedding is computed once per fold for all values of
 ``C``. The measurements behind these choices are in ``docs/compare.md``.
 """
 
+from ._columns import (
+    detect_roles,
+    format_roles,
+    other_columns_transformer,
+    prepare_frame,
+    table_embedder,
+)
 from ._compare import compare_embedders
 from ._data import check_classification_data, usable_rows
-from ._downstream import DOWNSTREAM_CS, DOWNSTREAM_DESCRIPTION, downstream_classifier
+from ._downstream import (
+    DOWNSTREAM_ALPHAS,
+    DOWNSTREAM_CS,
+    DOWNSTREAM_DESCRIPTION,
+    downstream_classifier,
+    downstream_description,
+    downstream_regressor,
+)
 from ._persistence import load_pipeline, save_pipeline
 from ._registry import EMBEDDERS, EmbedderSpec, default_embedders
 from ._report import format_leaderboard, leaderboard
+from ._task import check_regression_data, infer_task
 
 __all__ = [
+    "DOWNSTREAM_ALPHAS",
     "DOWNSTREAM_CS",
     "DOWNSTREAM_DESCRIPTION",
     "EMBEDDERS",
     "EmbedderSpec",
     "check_classification_data",
+    "check_regression_data",
     "compare_embedders",
     "default_embedders",
+    "detect_roles",
     "downstream_classifier",
+    "downstream_description",
+    "downstream_regressor",
     "format_leaderboard",
+    "format_roles",
+    "infer_task",
     "leaderboard",
     "load_pipeline",
+    "other_columns_transformer",
+    "prepare_frame",
     "save_pipeline",
+    "table_embedder",
     "usable_rows",
 ]

@@ -6,6 +6,8 @@ import numbers
 
 import numpy as np
 
+from ._task import looks_numeric
+
 
 def _n_rows(X):
     return X.shape[0] if hasattr(X, "shape") else len(X)
@@ -76,7 +78,8 @@ def check_classification_data(y, cv):
     ------
     ValueError
         With one sentence naming the problem and the fix: no rows, a single
-        class, ``cv < 2``, or a class with fewer rows than ``cv``.
+        class, ``cv < 2``, or a class with fewer rows than ``cv`` (suggesting
+        ``task='regression'`` when the labels look like many distinct numbers).
 
     Examples
     --------
@@ -112,6 +115,11 @@ def check_classification_data(y, cv):
         fix = (
             f"use cv={n} or less, or add rows of that class" if n >= 2 else "add rows of that class"
         )
+        if looks_numeric(y):
+            fix = (
+                f"the label looks like a number to predict ({len(classes)} distinct values): "
+                "use task='regression'"
+            )
         raise ValueError(
             f"Class {name!r} has only {n} row{'s' * (n != 1)}: cv={cv} needs at least {cv} "
             f"rows in every class; {fix}."

@@ -26,6 +26,12 @@ class EmbedderSpec:
         One line for the leaderboard.
     requires : tuple of str
         Optional modules that must be importable for the embedder to be available.
+    needs_y : bool
+        Whether the embedder learns from the target (it is always passed
+        ``fit_transform(X_train, y_train)``; this only documents it).
+    tasks : tuple of str
+        The tasks it supports, ``"classification"`` and/or ``"regression"``:
+        rows are left out (defaults) or refused (named) for other tasks.
     """
 
     kind: str
@@ -34,6 +40,8 @@ class EmbedderSpec:
     grid: dict = field(default_factory=dict)
     description: str = ""
     requires: tuple = ()
+    needs_y: bool = False
+    tasks: tuple = ("classification", "regression")
 
 
 _PRE = "skembed.tabular._preprocess:TabularPreprocessor"
@@ -122,6 +130,7 @@ EMBEDDERS = {
         {"min_frequency": [1, 5]},
         "entity embeddings of the categorical columns, learned on y (cross-fitted)",
         requires=("torch", "pandas"),
+        needs_y=True,
     ),
     "vae": EmbedderSpec(
         "tabular",
@@ -240,3 +249,59 @@ def _resolve_embedders(embedders, kind, **shared):
         "embedders must be None, a list of names of EMBEDDERS, or a dict "
         f"name -> estimator or (estimator, param_grid); got {type(embedders).__name__}."
     )
+
+
+#: the leaderboard row of a mixed table without its text columns
+NONE_DESCRIPTION = "no text: the other columns alone (scaled numerics, one-hot categoricals)"
+
+
+def _resolve_table_rows(embedders, roles, **shared):
+    """Rows of a mixed table: ``{name: (embedder or None, grid, description, wrap)}``.
+
+    ``wrap(embedder)`` is the row's estimator on the prepared table: a text
+    embedder on every text column plus the other columns
+    (:func:`table_embedder`), a tabular embedder on the non-text columns
+    (:func:`tabular_row`), or the other columns alone (``none``). ``None``
+    means every available text embedder and ``none``; custom estimators
+    (a dict) are text embedders.
+    """
+    from functools import partial
+
+    from ._columns import prepared_columns, table_embedder, tabular_row
+
+    text, categorical, numeric = prepared_columns(roles)
+    as_text = partial(table_embedder, text=text, categorical=categorical, numeric=numeric)
+    as_tabular = partial(tabular_row, categorical=categorical, numeric=numeric)
+    has_other = bool(categorical or numeric)
+    if isinstance(embedders, dict):
+        chosen = _resolve_embedders(embedders, "text", **shared)
+        return {n: (*value, as_text) for n, value in chosen.items()}
+    if embedders is None:
+        names = [n for n, s in EMBEDDERS.items() if s.kind == "text" and _is_available(s)]
+        names += ["none"] if has_other else []
+    else:
+        names = list(embedders)
+    out = {}
+    for name in names:
+        if name == "none":
+            if not has_other:
+                raise ValueError(
+                    "The 'none' row needs columns besides the text: the table has only text columns."
+                )
+            out[name] = (None, {}, NONE_DESCRIPTION, as_text)
+            continue
+        spec = EMBEDDERS.get(name)
+        if spec is None:
+            raise ValueError(
+                f"Unknown embedder {name!r}; choose from {sorted([*EMBEDDERS, 'none'])}."
+            )
+        if spec.kind == "tabular" and not has_other:
+            raise ValueError(
+                f"Embedder {name!r} embeds the non-text columns, and the table has none."
+            )
+        ((est, grid, description),) = _resolve_embedders([name], spec.kind, **shared).values()
+        if spec.kind == "tabular":
+            out[name] = (est, grid, f"{description} (non-text columns)", as_tabular)
+        else:
+            out[name] = (est, grid, description, as_text)
+    return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._columns import format_roles
 from ._downstream import DOWNSTREAM_DESCRIPTION
 
 
@@ -21,7 +22,23 @@ def leaderboard(results):
         a fresh index.
     """
     order = results.sort_values("mean_test_score", ascending=False, kind="stable")
-    return order.drop_duplicates("embedder").reset_index(drop=True)
+    board = order.drop_duplicates("embedder").reset_index(drop=True)
+    board.attrs = dict(results.attrs)
+    return board
+
+
+def reference_line(results):
+    """The trivial model's score in words, or ``""``: majority-class rate, or R² of the mean.
+
+    Only for the default scorers (accuracy, r2), where the reference is known.
+    """
+    ref = results.attrs.get("reference")
+    scoring = results["scoring"].iloc[0] if len(results) else ""
+    if ref is None or scoring not in ("accuracy", "r2"):
+        return ""
+    if scoring == "r2":
+        return f"reference: predicting the mean scores r2 {ref:.4f}"
+    return f"reference: always predicting the majority class scores accuracy {ref:.4f}"
 
 
 def format_leaderboard(results, title=""):
@@ -37,10 +54,13 @@ def format_leaderboard(results, title=""):
     Returns
     -------
     text : str
-        The title, a line naming the downstream model and scoring, a header
-        and one line per embedder: rank, embedder, mean ± std score, width,
-        embedder fit seconds (one training fold), transform rows/s, held-out
-        reconstruction error (tabular only) and the best parameters.
+        The title; the column roles (tables); a line naming the task, the
+        downstream model and scoring; the reference score (accuracy of the
+        majority class, or R² 0 of predicting the mean); a header and one
+        line per embedder: rank, embedder, mean ± std score, width, fit
+        seconds (``mean_fit_time``: the embedder and the downstream path on
+        one training fold), transform rows/s, held-out reconstruction error
+        (tabular only) and the best parameters.
     """
     import json
 
@@ -48,16 +68,23 @@ def format_leaderboard(results, title=""):
     recon = board["mean_reconstruction_error"].notna().any()
     width = max([10] + [len(n) + 2 for n in board["embedder"]])
     scoring = board["scoring"].iloc[0] if len(board) else "accuracy"
+    task = results.attrs.get("task", "classification")
+    downstream = results.attrs.get("downstream", DOWNSTREAM_DESCRIPTION)
     head = (
         f"{'rank':<5}{'embedder':<{width}}{scoring + ' (mean ± std)':<24}{'dim':>7}"
         f"{'fit s':>8}{'rows/s':>10}" + (f"{'recon err':>11}" if recon else "") + "  best params"
     )
     lines = [title] if title else []
-    lines += [f"downstream: {DOWNSTREAM_DESCRIPTION}; scoring: {scoring}", head, "-" * len(head)]
+    if results.attrs.get("roles"):
+        lines.append("columns: " + format_roles(results.attrs["roles"]))
+    lines.append(f"task: {task}; downstream: {downstream}; scoring: {scoring}")
+    if reference_line(results):
+        lines.append(reference_line(results))
+    lines += [head, "-" * len(head)]
     for i, r in enumerate(board.itertuples(index=False), start=1):
         line = (
             f"{i:<5}{r.embedder:<{width}}{f'{r.mean_test_score:.4f} ± {r.std_test_score:.4f}':<24}"
-            f"{r.n_features_out:>7}{r.mean_embed_fit_time:>8.2f}{r.transform_rows_per_s:>10.0f}"
+            f"{r.n_features_out:>7}{r.mean_fit_time:>8.2f}{r.transform_rows_per_s:>10.0f}"
         )
         if recon:
             err = r.mean_reconstruction_error

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..base import limit_threads, resolve_n_jobs
 from ._data import _n_rows, _take
-from ._downstream import DOWNSTREAM_CS, _fit_downstream
+from ._downstream import _downstream_path
 
 _CACHE_FREE_FIT, _CACHE_FREE_TIMED = 50, 200
 
@@ -49,9 +49,11 @@ def _cache_free_rate(embedder, X_train, X_test):
     return _n_rows(sample) / max(time.perf_counter() - t0, 1e-9)
 
 
-def _fold_task(est, X, y, train, test, scorer, kind, n_jobs):
-    """Fit ``est`` on one training fold and score every downstream ``C`` on its test fold.
+def _fold_task(est, X, y, train, test, scorer, kind, n_jobs, task="classification"):
+    """Fit ``est`` on one training fold and score every downstream value on its test fold.
 
+    The downstream models of all values (``C`` or ``alpha``) are one path
+    fitted on the fold's embedding (:func:`_downstream_path`), single-threaded.
     Runs in this process or in a Dask worker (then limited to the worker's threads).
     """
     from sklearn.base import clone
@@ -68,26 +70,31 @@ def _fold_task(est, X, y, train, test, scorer, kind, n_jobs):
         X_tr, X_te, y_tr, y_te = _take(X, train), _take(X, test), y[train], y[test]
         fold_est = clone(est)
         t0 = time.perf_counter()
-        Xt_tr = fold_est.fit_transform(X_tr, y_tr)
+        try:
+            Xt_tr = fold_est.fit_transform(X_tr, y_tr)
+        except ValueError as exc:  # e.g. a width above a short column's vocabulary
+            return {"error": f"{type(exc).__name__}: {exc}"}
         embed_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         Xt_te = fold_est.transform(X_te)
         transform_s = time.perf_counter() - t0
-        per_c = {}
-        for C in DOWNSTREAM_CS:
-            down, seconds = _fit_downstream(Xt_tr, y_tr, C)
+        scaler, path, down_s = _downstream_path(Xt_tr, y_tr, task)
+        Xs_te = Xt_te if scaler is None else scaler.transform(Xt_te)
+        per_value = {}
+        for value, model in path:
             t0 = time.perf_counter()
-            test_score = float(scorer(down, Xt_te, y_te))
-            per_c[C] = {
+            test_score = float(scorer(model, Xs_te, y_te))
+            per_value[value] = {
                 "test": test_score,
                 "score": transform_s + time.perf_counter() - t0,
-                "fit": embed_s + seconds,
+                "fit": embed_s + down_s,
             }
         recon = _reconstruction_error(fold_est, X_te) if kind == "tabular" else None
     return {
         "embed_s": embed_s,
+        "downstream_s": down_s,
         "transform_s": transform_s,
-        "per_c": per_c,
+        "per_value": per_value,
         "recon": recon,
         "n_features_out": Xt_tr.shape[1],
     }
@@ -97,7 +104,7 @@ def _identity(value):
     return value
 
 
-def _run_fold_tasks(tasks, X, y, folds, scorer, kind, n_jobs, scheduler):
+def _run_fold_tasks(tasks, X, y, folds, scorer, kind, n_jobs, scheduler, task="classification"):
     """Results of :func:`_fold_task` for each ``(name, estimator, params, fold)`` task, in order.
 
     ``scheduler=None`` runs them here one after another; otherwise they go to
@@ -107,7 +114,8 @@ def _run_fold_tasks(tasks, X, y, folds, scorer, kind, n_jobs, scheduler):
     if scheduler is None:
         with limit_threads(n_jobs):
             return [
-                _fold_task(est, X, y, *folds[k], scorer, kind, n_jobs) for _, est, _, k in tasks
+                _fold_task(est, X, y, *folds[k], scorer, kind, n_jobs, task)
+                for _, est, _, k in tasks
             ]
     from ..dask import connect
 
@@ -121,7 +129,7 @@ def _run_fold_tasks(tasks, X, y, folds, scorer, kind, n_jobs, scheduler):
         y_ref = client.submit(_identity, y, pure=False)
         futures = [
             client.submit(
-                _fold_task, est, X_ref, y_ref, *folds[k], scorer, kind, n_jobs, pure=False
+                _fold_task, est, X_ref, y_ref, *folds[k], scorer, kind, n_jobs, task, pure=False
             )
             for _, est, _, k in tasks
         ]

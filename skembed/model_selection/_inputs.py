@@ -1,0 +1,226 @@
+"""The data of ``skembed compare``: a checked CSV, or an embedded data set with its defaults."""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._data import _take, usable_rows
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """An embedded data set of ``skembed compare --dataset``.
+
+    Parameters
+    ----------
+    loader : str
+        Function of :mod:`skembed.datasets`.
+    label : str or None
+        The label column (``None``: the loader returns ``(texts, labels)``).
+    title : str
+        Its name in the leaderboard's title.
+    limit : int or None
+        Default ``--limit``: the full data would take over ~10 minutes with
+        every default embedder on 2 cores.
+    drop : tuple of str
+        Columns that give the label away, dropped.
+    """
+
+    loader: str
+    label: str | None
+    title: str
+    limit: int | None = None
+    drop: tuple = field(default_factory=tuple)
+
+
+#: ``--dataset`` names
+DATASETS = {
+    "bbc": Dataset("load_bbc_news", None, "BBC News"),
+    "penguins": Dataset("load_penguins", "species", "Palmer penguins"),
+    "tweets": Dataset("load_tweet_sentiment", None, "CrowdFlower tweets", limit=4000),
+    "loans": Dataset(
+        "load_loans",
+        "interest_rate",
+        "Lending Club loans",
+        limit=None,
+        drop=(
+            "grade",
+            "sub_grade",
+            "installment",
+            "balance",
+            "paid_total",
+            "paid_principal",
+            "paid_interest",
+            "paid_late_fees",
+        ),
+    ),
+    "movies": Dataset(
+        "load_movies",
+        "rating",
+        "IMDb movies",
+        limit=5000,
+        drop=tuple(f"r{i}" for i in range(1, 11)),
+    ),
+}
+
+
+def read_csv_checked(path):
+    """Read a CSV for ``compare``, refusing what would silently go wrong.
+
+    Raises
+    ------
+    ValueError
+        No such file, an empty file, a header without rows, an unreadable
+        file, or a header naming a column twice (pandas would rename the copy
+        ``name.1``, and a repeated label column would leak into the features).
+    """
+    import pandas as pd
+
+    if not os.path.exists(path):
+        raise ValueError(f"--csv: no such file: {path}")
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            header = next(csv.reader(fh), [])
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise ValueError(f"{path} is not a readable CSV file ({exc}).") from None
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise ValueError(
+            f"{path} names the column{'s' * (len(repeated) > 1)} {', '.join(map(repr, repeated))} "
+            "more than once in its header: rename the copies so that every column has its own name."
+        )
+    try:
+        frame = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise ValueError(
+            f"{path} is empty: give a CSV with a header row and labelled rows."
+        ) from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not a readable CSV file ({exc}).") from None
+    if len(frame) == 0:
+        raise ValueError(f"{path} has a header but no rows: add labelled rows below the header.")
+    return frame
+
+
+def _column(frame, option, name, where):
+    if name not in frame.columns:
+        raise ValueError(
+            f"{option} {name!r} is not a column of {where}; its columns are {list(frame.columns)}."
+        )
+    return frame[name]
+
+
+def subsample(X, y, limit, random_state):
+    """A random subset of ``limit`` rows, in their original order (all rows if ``limit`` is None)."""
+    if limit is None or limit >= len(y):
+        return X, y
+    idx = np.sort(np.random.RandomState(random_state).choice(len(y), size=limit, replace=False))
+    X = _take(X, idx)
+    return (X.reset_index(drop=True) if hasattr(X, "iloc") else X), np.asarray(y)[idx]
+
+
+def load_compare_data(
+    *, csv_path=None, dataset=None, label=None, text_columns=(), limit="default", random_state=0
+):
+    """The rows ``skembed compare`` runs on.
+
+    A CSV (``csv_path`` with ``label``) or an embedded data set of
+    :data:`DATASETS` (default ``"bbc"``). A table whose only feature is one
+    text column becomes a list of documents (rows with empty text are dropped).
+
+    Returns
+    -------
+    X : list of str or pandas.DataFrame
+    y : numpy.ndarray
+        Labels or numeric targets (rows with a missing label dropped).
+    data_name : str
+    dropped : dict of str to int
+        Rows dropped, by reason.
+    notes : list of str
+        What the data set's defaults did (the row limit, the leaking columns dropped).
+
+    Raises
+    ------
+    ValueError
+        Bad CSV (:func:`read_csv_checked`), an unknown column, no usable rows.
+    """
+    notes = []
+    if csv_path is not None:
+        if not label:
+            raise ValueError("--csv needs --label-column (and --text-column for text data).")
+        frame = read_csv_checked(csv_path)
+        labels = _column(frame, "--label-column", label, csv_path)
+        X = frame.drop(columns=[label])
+        data_name, spec = os.path.basename(csv_path), None
+    else:
+        from .. import datasets
+
+        spec = DATASETS[dataset or "bbc"]
+        data_name = spec.title
+        out = getattr(datasets, spec.loader)()
+        if spec.label is None:
+            X, labels = out
+        else:
+            labels = _column(out, "--label-column", label or spec.label, dataset)
+            gone = [c for c in spec.drop if c in out.columns and c != labels.name]
+            X = out.drop(columns=[labels.name, *gone])
+            if gone:
+                notes.append(
+                    f"dropped {len(gone)} columns that give {labels.name} away: {', '.join(gone)}"
+                )
+    for name in text_columns or ():
+        if hasattr(X, "columns"):
+            if name == labels.name:
+                raise ValueError(
+                    f"Column {name!r} is the label and cannot also be a text feature: "
+                    "name a different column."
+                )
+            _column(X.assign(**{str(labels.name): labels}), "--text-column", name, data_name)
+    only_text = (
+        hasattr(X, "columns")
+        and list(X.columns) == list(text_columns or ())[:1]
+        and len(X.columns) == 1
+    )
+    if only_text:
+        X = X.iloc[:, 0].tolist()
+    is_text = not hasattr(X, "columns")
+    keep, dropped = usable_rows(X, labels, drop_empty_text=is_text)
+    idx = np.flatnonzero(keep)
+    X = _take(X, idx)
+    X = X.reset_index(drop=True) if hasattr(X, "iloc") else X
+    y = np.asarray(labels, dtype=object)[idx]
+    if len(y) == 0:
+        raise ValueError(
+            f"No usable rows in {data_name}: every row lacks a label"
+            + (
+                " or text; check --label-column and --text-column."
+                if is_text
+                else "; check --label-column."
+            )
+        )
+    y = _numeric_if_possible(y)
+    if limit == "default":
+        limit = spec.limit if spec is not None else None
+        if limit is not None and limit < len(y):
+            notes.append(
+                f"--limit {limit} by default (the full {len(y)} rows take over ~10 minutes on 2 cores; "
+                "--limit N to change)"
+            )
+    X, y = subsample(X, y, limit, random_state)
+    return X, y, data_name, dropped, notes
+
+
+def _numeric_if_possible(y):
+    """``y`` as int64/float64 when every value is a number (a CSV's numeric column), else as is."""
+    try:
+        if all(not isinstance(v, (str, bool, np.bool_)) for v in y):
+            values = np.asarray(y, dtype=np.float64)
+            whole = np.isfinite(values).all() and np.all(np.mod(values, 1) == 0)
+            return values.astype(np.int64) if whole else values
+    except (TypeError, ValueError):
+        pass
+    return y

@@ -1,0 +1,222 @@
+"""The files of a comparison: leaderboard CSV/JSON, every candidate's CSV, a chart, an HTML page."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import os
+
+import numpy as np
+
+from ._columns import ROLES
+from ._report import leaderboard, reference_line
+
+
+def _board(results):
+    board = leaderboard(results)
+    board.insert(0, "rank", np.arange(1, len(board) + 1))
+    return board[[c for c in board.columns if not c.startswith("split")]]
+
+
+def chart_png(results, title=""):
+    """The leaderboard as a horizontal bar chart (PNG bytes), or ``None`` without matplotlib.
+
+    Bars: mean ± std score per embedder; a dashed line marks the reference
+    score (majority-class rate, or R² 0 of predicting the mean).
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    board = leaderboard(results).dropna(subset=["mean_test_score"])
+    fig, ax = plt.subplots(figsize=(7, 0.5 * len(board) + 1.8))
+    names = board["embedder"].tolist()[::-1]
+    means = board["mean_test_score"].tolist()[::-1]
+    stds = board["std_test_score"].tolist()[::-1]
+    ax.barh(names, means, xerr=stds, color="tab:blue", alpha=0.8)
+    ref = results.attrs.get("reference") if reference_line(results) else None
+    values = means + ([ref] if ref is not None else [])
+    lo = max(0.0, min(values) - 0.1) if values else 0.0
+    lo = min(lo, 0.0) if results.attrs.get("task") == "regression" else lo
+    ax.set_xlim(lo, 1.0)
+    if ref is not None:
+        label = (
+            "predicting the mean" if results.attrs.get("task") == "regression" else "majority class"
+        )
+        ax.axvline(ref, color="tab:red", linestyle="--", linewidth=1, label=f"{label}: {ref:.3f}")
+        ax.legend(loc="lower right", fontsize=8)
+    scoring = board["scoring"].iloc[0] if len(board) else ""
+    model = "ridge" if results.attrs.get("task") == "regression" else "LR"
+    ax.set_xlabel(f"cross-validated {scoring} (downstream: scaler + {model}, searched)")
+    ax.set_title(title, fontsize=10)
+    for y, m in enumerate(means):  # inside the bar, clear of the error bar
+        ax.text(lo + 0.003, y, f"{m:.3f}", va="center", fontsize=8, color="white")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+_CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
+table{border-collapse:collapse;font-size:.9em}th,td{padding:.3em .7em;border-bottom:1px solid #ddd}
+th{text-align:left;background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
+code{background:#f3f3f3;padding:.1em .3em}dt{font-weight:bold}img{max-width:100%}"""
+
+
+def leaderboard_html(results, title="", command=None, png=None):
+    """The leaderboard as one self-contained HTML page (no external file or script).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Returned by :func:`compare_embedders`.
+    title : str, default=""
+    command : str or None, default=None
+        The command that produced it, shown verbatim.
+    png : bytes or None, default=None
+        The chart (:func:`chart_png`), inlined as a ``data:`` URI.
+
+    Returns
+    -------
+    page : str
+        The table (rank, embedder, score, width, fit seconds and their
+        embedder/downstream shares, rows/s, best parameters), the chart, the
+        reference score, the column roles, the task and downstream model, and the command.
+    """
+    board = _board(results)
+    esc = html.escape
+    scoring = board["scoring"].iloc[0] if len(board) else ""
+    cols = [
+        ("rank", "rank", "{}"),
+        ("embedder", "embedder", "{}"),
+        ("mean_test_score", f"{scoring} mean", "{:.4f}"),
+        ("std_test_score", "± std", "{:.4f}"),
+        ("n_features_out", "dim", "{}"),
+        ("mean_fit_time", "fit s", "{:.2f}"),
+        ("mean_embed_fit_time", "embedder s", "{:.2f}"),
+        ("mean_downstream_fit_time", "downstream s", "{:.2f}"),
+        ("transform_rows_per_s", "rows/s", "{:.0f}"),
+    ]
+    head = "".join(f"<th>{esc(label)}</th>" for _, label, _ in cols)
+    head += "<th>best params</th><th>description</th>"
+    rows = []
+    for r in board.to_dict("records"):
+        cells = []
+        for key, _, fmt in cols:
+            value = r.get(key)
+            text = "-" if value is None or value != value else fmt.format(value)
+            cls = ' class="num"' if fmt != "{}" or key in ("rank", "n_features_out") else ""
+            cells.append(f"<td{cls}>{esc(text)}</td>")
+        cells.append(f"<td><code>{esc(json.dumps(r['params'], default=str))}</code></td>")
+        cells.append(f"<td>{esc(str(r.get('description', '')))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    facts = [("task", results.attrs.get("task", "classification"))]
+    facts.append(("downstream model", results.attrs.get("downstream", "")))
+    if reference_line(results):
+        facts.append(("reference", reference_line(results).removeprefix("reference: ")))
+    roles = results.attrs.get("roles")
+    if roles:
+        for role in (*ROLES, "dropped"):
+            if roles.get(role):
+                facts.append((f"{role} columns", ", ".join(map(str, roles[role]))))
+    if command:
+        facts.append(("command", command))
+    dl = "".join(
+        f"<dt>{esc(k)}</dt><dd>{f'<code>{esc(v)}</code>' if k == 'command' else esc(str(v))}</dd>"
+        for k, v in facts
+    )
+    chart = ""
+    if png:
+        data = base64.b64encode(png).decode("ascii")
+        chart = f'<p><img alt="leaderboard chart" src="data:image/png;base64,{data}"></p>'
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{esc(title or 'skembed compare')}</title><style>{_CSS}</style></head><body>"
+        f"<h1>{esc(title or 'skembed compare')}</h1>"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"{chart}<dl>{dl}</dl></body></html>\n"
+    )
+
+
+def write_outputs(results, output_dir, stem="leaderboard", title="", command=None):
+    """Write the leaderboard as CSV, JSON, a bar chart PNG and an HTML page, and every candidate.
+
+    Each file is written on its own: one that cannot be written is reported
+    and the others are still written.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Returned by :func:`compare_embedders`.
+    output_dir : str
+        Created if needed.
+    stem : str, default="leaderboard"
+        ``<stem>.csv``/``.json``/``.png``/``.html`` hold one row per embedder
+        (its best candidate), ``<stem>_cv_results.csv`` every candidate.
+    title : str, default=""
+    command : str or None, default=None
+        Shown on the HTML page.
+
+    Returns
+    -------
+    paths : list of str
+        Files written.
+    failures : list of str
+        One line per file that could not be written (and why); ``matplotlib``
+        missing means no PNG (and a page without chart), said here too.
+    """
+    board = _board(results)
+    paths, failures = [], []
+
+    def as_json(v):
+        return json.dumps(v, default=str) if isinstance(v, dict) else v
+
+    def write(name, action):
+        path = os.path.join(output_dir, name)
+        try:
+            action(path)
+        except OSError as exc:
+            failures.append(f"could not write {path}: {exc.strerror or exc}")
+        else:
+            paths.append(path)
+
+    try:
+        os.makedirs(output_dir, exist_ok=True)
+    except OSError as exc:
+        return [], [f"could not create {output_dir}: {exc.strerror or exc}"]
+    for frame, name in ((board, f"{stem}.csv"), (results, f"{stem}_cv_results.csv")):
+        write(
+            name,
+            lambda p, f=frame: f.assign(params=f["params"].map(as_json)).to_csv(p, index=False),
+        )
+    records = json.loads(board.to_json(orient="records", default_handler=str))
+
+    def dump_json(path):
+        with open(path, "w") as fh:
+            json.dump(records, fh, indent=2)
+
+    write(f"{stem}.json", dump_json)
+    png = chart_png(results, title)
+    if png is None:
+        failures.append("matplotlib is not installed: no bar chart (pip install matplotlib).")
+    else:
+
+        def dump_png(path):
+            with open(path, "wb") as fh:
+                fh.write(png)
+
+        write(f"{stem}.png", dump_png)
+    page = leaderboard_html(results, title, command, png)
+
+    def dump_html(path):
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(page)
+
+    write(f"{stem}.html", dump_html)
+    return paths, failures

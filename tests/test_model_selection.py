@@ -266,3 +266,14 @@ def test_same_random_state_same_results(bbc):
     cols = ["split0_test_score", "split1_test_score"]
     np.testing.assert_array_equal(a[cols], b[cols])
     assert not np.array_equal(a[cols], c[cols])
+
+
+def test_label_trained_rows_run_only_when_named():
+    from skembed.model_selection import EMBEDDERS
+
+    assert not EMBEDDERS["setfit"].default and EMBEDDERS["setfit"].needs_y
+    assert not EMBEDDERS["static_supervised"].default
+    assert "setfit" not in default_embedders("text")
+    named = default_embedders("text", ["setfit", "static_supervised"])
+    assert type(named["setfit"][0]).__name__ == "SetFitEmbedder"
+    assert named["static_supervised"][0].get_params()["supervised"] is True

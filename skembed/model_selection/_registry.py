@@ -32,6 +32,10 @@ class EmbedderSpec:
     tasks : tuple of str
         The tasks it supports, ``"classification"`` and/or ``"regression"``:
         rows are left out (defaults) or refused (named) for other tasks.
+    default : bool
+        Whether it runs when no embedders are named; ``False`` for rows that fine-tune a
+        transformer per fold (minutes per fold on a CPU): run them by naming them
+        (``--embedders setfit``).
     """
 
     kind: str
@@ -42,6 +46,7 @@ class EmbedderSpec:
     requires: tuple = ()
     needs_y: bool = False
     tasks: tuple = ("classification", "regression")
+    default: bool = True
 
 
 _PRE = "skembed.tabular._preprocess:TabularPreprocessor"
@@ -86,9 +91,9 @@ EMBEDDERS = {
     "doc2vec": EmbedderSpec(
         "text",
         "skembed.text.doc2vec:Doc2VecTransformer",
-        {"min_count": 2, "epochs": 10},
+        {"min_count": 2, "epochs": 20},
         {"vector_size": [100]},
-        "paragraph vectors (PV-DBOW), inferred per document",
+        "paragraph vectors (PV-DBOW, 20 epochs), inferred per document",
     ),
     "glove": EmbedderSpec(
         "text",
@@ -112,6 +117,28 @@ EMBEDDERS = {
         {"sif_coefficient": [1e-4, 1e-3]},
         "all-MiniLM-L6-v2 distilled to static token vectors (model2vec method), mean",
         requires=("torch", "transformers"),
+    ),
+    # label-trained rows: each fold fine-tunes on its training rows only (y through
+    # fit_transform); not run by default (docs/setfit.md has the cost per fold)
+    "setfit": EmbedderSpec(
+        "text",
+        "skembed.text.setfit:SetFitEmbedder",
+        {"max_length": 256, "truncation": "truncate", "normalize": True},
+        {"n_pairs": [2000]},
+        "all-MiniLM-L6-v2 fine-tuned on pairs from the labels (SetFit, contrastive)",
+        requires=("torch", "transformers"),
+        needs_y=True,
+        default=False,
+    ),
+    "static_supervised": EmbedderSpec(
+        "text",
+        "skembed.text.static:StaticEmbedder",
+        {"normalize": True, "supervised": True},
+        {"learning_rate": [1e-4]},
+        "all-MiniLM-L6-v2 distilled to static vectors, then trained on the labels (model2vec)",
+        requires=("torch", "transformers"),
+        needs_y=True,
+        default=False,
     ),
     "raw": EmbedderSpec("tabular", _PRE, {}, {}, "Scaler+OneHot of the raw columns (no embedding)"),
     "pca": EmbedderSpec("tabular", _PRE + "|pca", {}, {}, "PCA of the Scaler+OneHot columns"),
@@ -214,7 +241,11 @@ def default_embedders(
         raise ValueError(f"kind must be 'text' or 'tabular', got {kind!r}.")
     of_kind = sorted(n for n, s in EMBEDDERS.items() if s.kind == kind)
     if names is None:
-        names = [n for n in EMBEDDERS if EMBEDDERS[n].kind == kind and _is_available(EMBEDDERS[n])]
+        names = [
+            n
+            for n, spec in EMBEDDERS.items()
+            if spec.kind == kind and spec.default and _is_available(spec)
+        ]
     out = {}
     for name in names:
         spec = EMBEDDERS.get(name)

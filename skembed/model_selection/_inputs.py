@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..datasets import LOANS_RATE_LEAKS
 from ._data import _take, usable_rows
 
 
@@ -47,16 +48,7 @@ DATASETS = {
         "interest_rate",
         "Lending Club loans",
         limit=None,
-        drop=(
-            "grade",
-            "sub_grade",
-            "installment",
-            "balance",
-            "paid_total",
-            "paid_principal",
-            "paid_interest",
-            "paid_late_fees",
-        ),
+        drop=LOANS_RATE_LEAKS,
     ),
     "movies": Dataset(
         "load_movies",

@@ -94,43 +94,38 @@ def check_target(y, n_documents, *, target_type, estimator, min_per_class=1):
     return codes.astype(np.int64), kind, classes
 
 
-def cross_fitted(estimator, documents, y, *, continuous, cv, random_state, width, dtype):
+def cross_fitted(estimator, documents, y):
     """Embeddings of ``documents``, each fold by a clone of ``estimator`` fitted on the others.
 
-    As scikit-learn's ``TargetEncoder.fit_transform``: ``cv`` folds
-    (stratified for classes, shuffled with a seed drawn from
-    ``random_state``), each embedded by ``clone(estimator)`` (``cv=None``,
-    no cache, no callbacks) fitted on the other folds.
+    As scikit-learn's ``TargetEncoder.fit_transform``: ``estimator.cv`` folds
+    (stratified for classes, plain ``KFold`` for a continuous target, shuffled
+    with a seed drawn from ``estimator.random_state``), each embedded by
+    ``clone(estimator)`` (``cv=None``, no cache, no callbacks) fitted on the
+    other folds.
 
     Parameters
     ----------
     estimator : estimator
-        Unfitted or fitted; only its parameters are used.
+        Fitted on all of ``documents``: its ``cv``, ``random_state``,
+        ``target_type_``, ``dtype`` and ``_n_features_out`` are read.
     documents : list of str or of list of str
     y : numpy.ndarray of shape (n_documents,)
-    continuous : bool
-        Plain ``KFold`` for a continuous target.
-    cv : int
-    random_state : int, RandomState or None
-    width : int
-        Output width.
-    dtype : numpy dtype
 
     Returns
     -------
-    X_new : numpy.ndarray of shape (n_documents, width)
+    X_new : numpy.ndarray of shape (n_documents, estimator._n_features_out), dtype ``estimator.dtype``
     """
     from sklearn.base import clone
     from sklearn.model_selection import KFold, StratifiedKFold
 
     from ..base import seed_from_random_state
 
-    seed = seed_from_random_state(random_state)
-    if continuous:
+    cv, seed = estimator.cv, seed_from_random_state(estimator.random_state)
+    if estimator.target_type_ == "continuous":
         folds = KFold(cv, shuffle=True, random_state=seed).split(documents)
     else:
         folds = StratifiedKFold(cv, shuffle=True, random_state=seed).split(documents, y)
-    out = np.empty((len(documents), width), dtype=dtype)
+    out = np.empty((len(documents), estimator._n_features_out), dtype=estimator.dtype)
     for train, test in folds:
         inner = clone(estimator).set_params(cv=None, callbacks=None, verbose=0)
         if "cache" in inner.get_params():

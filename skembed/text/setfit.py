@@ -323,16 +323,7 @@ class SetFitEmbedder(BertPooledEmbedder):
         self.fit(X, y)
         if self.cv is None:
             return self.transform(X)
-        return cross_fitted(
-            self,
-            list(self._check_documents(X)),
-            np.asarray(y),
-            continuous=self.target_type_ == "continuous",
-            cv=self.cv,
-            random_state=self.random_state,
-            width=self._n_features_out,
-            dtype=self.dtype,
-        )
+        return cross_fitted(self, list(self._check_documents(X)), np.asarray(y))
 
     def _fit(self, X, y):
         import torch

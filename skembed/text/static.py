@@ -472,16 +472,7 @@ class StaticEmbedder(
         self.fit(X, y)
         if not self.supervised or self.cv is None:
             return self.transform(X)
-        return cross_fitted(
-            self,
-            list(self._check_documents(X)),
-            np.asarray(y),
-            continuous=self.target_type_ == "continuous",
-            cv=self.cv,
-            random_state=self.random_state,
-            width=self._n_features_out,
-            dtype=self.dtype,
-        )
+        return cross_fitted(self, list(self._check_documents(X)), np.asarray(y))
 
     def _fit(self, X, y):
         if is_model2vec_dir(self.model):

@@ -51,8 +51,8 @@ def bench_speed(args, docs):
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from skembed.base import limit_threads
     from skembed.text.bert import BertPooledEmbedder
+    from skembed.utils._compute import limit_threads
 
     st = SentenceTransformer(_model_dir(), device="cpu")
     print(

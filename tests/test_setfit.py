@@ -205,7 +205,7 @@ def test_cross_fitted_fit_transform(tiny_dir):
     # each fold's rows come from an encoder tuned on the other fold only
     from sklearn.model_selection import StratifiedKFold
 
-    from skembed.base import seed_from_random_state
+    from skembed.utils._seeding import seed_from_random_state
 
     folds = StratifiedKFold(2, shuffle=True, random_state=seed_from_random_state(0))
     train, test = next(iter(folds.split(X, Y)))

@@ -425,7 +425,7 @@ def test_supervised_cross_fitted_fit_transform(tiny):
     from sklearn.base import clone
     from sklearn.model_selection import StratifiedKFold
 
-    from skembed.base import seed_from_random_state
+    from skembed.utils._seeding import seed_from_random_state
 
     X, y = labelled()
     est = make(tiny, supervised=True, random_state=0, epochs=3, cv=3)

@@ -293,7 +293,7 @@ def test_pickle_weights_only_and_missing_device_fallback(fitted_ae, penguins, mo
 
     import torch
 
-    import skembed.base
+    import skembed.utils._compute
 
     state = fitted_ae.__getstate__()
     weights = torch.load(
@@ -309,7 +309,7 @@ def test_pickle_weights_only_and_missing_device_fallback(fitted_ae, penguins, mo
         blob = pickle.dumps(fitted_ae)
     finally:
         fitted_ae.device_ = "cpu"
-    monkeypatch.setattr(skembed.base, "available_devices", lambda: ["cpu"])
+    monkeypatch.setattr(skembed.utils._compute, "available_devices", lambda: ["cpu"])
     with pytest.warns(UserWarning, match="not available here"):
         moved = pickle.loads(blob)
     assert moved.device_ == "cpu"
@@ -433,7 +433,7 @@ def test_missing_in_transform_only_column_is_imputed(penguins):
 def test_n_jobs_none_means_the_library_wide_default(n_jobs, monkeypatch):
     import torch
 
-    from skembed.base import resolve_n_jobs
+    from skembed.utils._compute import resolve_n_jobs
 
     monkeypatch.setenv("OMP_NUM_THREADS", "2")  # what joblib sets in GridSearchCV workers
     seen = []

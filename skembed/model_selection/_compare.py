@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from ..base import limit_threads
+from ..utils._compute import limit_threads
 from ._columns import detect_roles, prepare_frame, warn_wide_categoricals
 from ._data import _n_rows, _take, check_classification_data, usable_rows
 from ._downstream import _refit, downstream_description, downstream_values

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from ..base import limit_threads, resolve_n_jobs
+from ..utils._compute import limit_threads, resolve_n_jobs
 from ._data import _n_rows, _take
 from ._downstream import _downstream_path
 

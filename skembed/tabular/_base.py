@@ -32,18 +32,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import base as _base
-from ..base import (
-    COMPUTE_PARAMETER_CONSTRAINTS,
-    limit_threads,
-    progress,
-    report_epoch,
-    resolve_device,
-    restore_on_failure,
-    torch_generator,
-)
 from ..callbacks import make_record, run_callbacks
 from ..exceptions import diverged
+from ..utils import _compute
+from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_device
+from ..utils._progress import progress, report_epoch
+from ..utils._seeding import torch_generator
+from ..utils._state import restore_on_failure
 from ._preprocess import TabularPreprocessor, _is_dataframe
 
 #: rows per forward pass at inference (transform, score, validation loss)
@@ -577,7 +572,7 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         config = packed["config"]
         model = build_checked(lambda: MODULES[packed["kind"]](**config), weights, what, config)
         device = getattr(self, "device_", "cpu")
-        if device != "cpu" and device not in _base.available_devices():
+        if device != "cpu" and device not in _compute.available_devices():
             warnings.warn(
                 f"{type(self).__name__} was fitted on device {device!r}, which is not available "
                 "here; the model was moved to 'cpu' (device_ is now 'cpu').",

@@ -75,7 +75,7 @@ class AutoencoderEmbedder(BaseTabularEmbedder):
     n_jobs : int or None, default=1
         Threads for torch/BLAS during ``fit``/``transform``. ``None``:
         ``OMP_NUM_THREADS`` if set, else every core (the library-wide
-        meaning, :func:`skembed.base.resolve_n_jobs`). One by default: the
+        meaning, :func:`skembed.utils._compute.resolve_n_jobs`). One by default: the
         per-batch matrices of tabular networks are too small for intra-op
         parallelism to pay off (it was 100x slower on a loaded 2-core
         machine); raise it for wide networks and large batches.

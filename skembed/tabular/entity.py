@@ -21,16 +21,12 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ..base import (
-    limit_threads,
-    progress,
-    report_epoch,
-    resolve_device,
-    restore_on_failure,
-    torch_generator,
-)
 from ..callbacks import make_record, run_callbacks
 from ..exceptions import diverged
+from ..utils._compute import limit_threads, resolve_device
+from ..utils._progress import progress, report_epoch
+from ..utils._seeding import torch_generator
+from ..utils._state import restore_on_failure
 from ._base import TABULAR_PARAMETER_CONSTRAINTS
 from ._preprocess import _is_dataframe, column_kinds
 
@@ -286,7 +282,7 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
         ``cb(estimator, record)`` (see :mod:`skembed.callbacks`); ``True``
         stops training. The cross-fitting networks call none.
     n_jobs : int or None, default=1
-        Threads for torch during ``fit`` (:func:`skembed.base.resolve_n_jobs`;
+        Threads for torch during ``fit`` (:func:`skembed.utils._compute.resolve_n_jobs`;
         ``None``: ``OMP_NUM_THREADS`` or every core). One by default: the
         per-batch matrices of a small network are too small for intra-op
         parallelism to pay off.

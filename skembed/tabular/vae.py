@@ -8,7 +8,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import limit_threads, seed_from_random_state, torch_generator
+from ..utils._compute import limit_threads
+from ..utils._seeding import seed_from_random_state, torch_generator
 from ._base import TABULAR_PARAMETER_CONSTRAINTS, BaseTabularEmbedder
 
 

@@ -25,7 +25,8 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import check_documents, restore_on_failure
+from ..utils._state import restore_on_failure
+from ..utils._validation import check_documents
 from ._analyzer import build_analyzer, encode, iter_tokens
 from ._pooling import (
     POOLING_OPTIONS,
@@ -35,6 +36,7 @@ from ._pooling import (
     sif_weights,
     smooth_idf,
 )
+from .corpus import DaskCorpus
 
 TEXT_PARAMETER_CONSTRAINTS = {
     "lowercase": ["boolean"],
@@ -94,7 +96,12 @@ class TextEmbedderMixin:
         )
 
     def _check_documents(self, X, allow_iterable=False):
-        return check_documents(X, handle_missing=self.handle_missing, allow_iterable=allow_iterable)
+        documents = check_documents(
+            X, handle_missing=self.handle_missing, allow_iterable=allow_iterable
+        )
+        if hasattr(documents, "__dask_graph__"):  # a dask bag or Series, allowed above
+            return DaskCorpus(documents)  # streamed one partition at a time
+        return documents
 
     def _fitted_vocabulary(self):
         """The fitted mapping word -> index whose words count as known."""

@@ -143,14 +143,14 @@ def resolve_backend_device(backend, device, torch_dtype, quantize=None):
     Returns
     -------
     device : str
-        As :func:`skembed.base.resolve_device` gives it.
+        As :func:`skembed.utils._compute.resolve_device` gives it.
 
     Raises
     ------
     ImportError, ValueError
         As :func:`check_backend`, and for an unavailable device.
     """
-    from ..base import resolve_device
+    from ..utils._compute import resolve_device
 
     if backend != "torch" and str(device) == "auto":
         device = "cpu"

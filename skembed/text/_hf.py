@@ -438,7 +438,7 @@ def load_encoder(source, *, revision=None, torch_dtype="float32", device="cpu", 
     torch_dtype : {"float32", "float16", "bfloat16"}, default="float32"
         Dtype of the weights and the computation.
     device : str, default="cpu"
-        A resolved device string (see :func:`skembed.base.resolve_device`).
+        A resolved device string (see :func:`skembed.utils._compute.resolve_device`).
     quantize : {None, "int8"}, default=None
         ``"int8"``: dynamic int8 quantisation of the ``nn.Linear`` layers
         (``torch.ao.quantization.quantize_dynamic`` with per-channel weight

@@ -118,7 +118,7 @@ def cross_fitted(estimator, documents, y):
     from sklearn.base import clone
     from sklearn.model_selection import KFold, StratifiedKFold
 
-    from ..base import seed_from_random_state
+    from ..utils._seeding import seed_from_random_state
 
     cv, seed = estimator.cv, seed_from_random_state(estimator.random_state)
     if estimator.target_type_ == "continuous":

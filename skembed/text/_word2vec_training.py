@@ -48,9 +48,9 @@ from array import array
 import numpy as np
 import scipy.sparse as sp
 
-from ..base import progress, report_epoch
 from ..callbacks import make_record
 from ..exceptions import diverged
+from ..utils._progress import progress, report_epoch
 
 __all__ = [
     "CHUNK_TOKENS",
@@ -410,8 +410,8 @@ class TorchEngine:
     def __init__(self, syn0, syn1neg, syn1, config, device, batch_size, seed):
         import torch
 
-        from ..base import torch_generator
         from ..nn.word2vec import Word2VecNet
+        from ..utils._seeding import torch_generator
 
         self.torch = torch
         self.dev = dev = torch.device(device)
@@ -545,7 +545,7 @@ def train_epochs(
         Estimator name in the divergence error.
     verbose : int, default=0
         1: a progress bar over the epochs; 2: also a line per epoch
-        (:func:`skembed.base.report_epoch`).
+        (:func:`skembed.utils._progress.report_epoch`).
 
     Returns
     -------

@@ -18,13 +18,13 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import (
+from ..utils._compute import (
     COMPUTE_PARAMETER_CONSTRAINTS,
     limit_threads,
-    progress,
     resolve_device,
     resolve_n_jobs,
 )
+from ..utils._progress import progress
 from . import _export
 from ._base import ModelTokenizedMixin
 from ._embedding_cache import EmbeddingCache, get_cache, text_hash
@@ -165,7 +165,7 @@ class BertPooledEmbedder(
         Torch intra-op threads during ``transform`` (with ``backend="onnx"``
         or ``"openvino"``: the session's threads, set in ``fit``). ``None``:
         ``OMP_NUM_THREADS`` if set, else every core (see
-        :func:`skembed.base.resolve_n_jobs`).
+        :func:`skembed.utils._compute.resolve_n_jobs`).
     verbose : int, default=0
         0: silent; 1 or more: a progress bar over batches.
     handle_missing : {"error", "empty"}, default="error"

@@ -21,10 +21,12 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import limit_threads, restore_on_failure, seed_from_random_state
 from ..callbacks import run_callbacks
 from ..exceptions import diverged
 from ..keyedvectors import KeyedVectors
+from ..utils._compute import limit_threads
+from ..utils._seeding import seed_from_random_state
+from ..utils._state import restore_on_failure
 from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary, encode, iter_tokens
 from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
 from ._word2vec_training import (

@@ -9,20 +9,19 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..base import (
-    COMPUTE_PARAMETER_CONSTRAINTS,
-    limit_threads,
-    progress,
-    report_epoch,
-    resolve_device,
-    resolve_engine,
-    resolve_n_jobs,
-    restore_on_failure,
-    seed_from_random_state,
-)
 from ..callbacks import make_record, run_callbacks
 from ..exceptions import diverged
 from ..keyedvectors import KeyedVectors
+from ..utils._compute import (
+    COMPUTE_PARAMETER_CONSTRAINTS,
+    limit_threads,
+    resolve_device,
+    resolve_engine,
+    resolve_n_jobs,
+)
+from ..utils._progress import progress, report_epoch
+from ..utils._seeding import seed_from_random_state
+from ..utils._state import restore_on_failure
 from ._analyzer import (
     DEFAULT_TOKEN_PATTERN,
     build_vocabulary,
@@ -98,7 +97,7 @@ class GloVeTransformer(BaseWordEmbedder):
         ``"torch"`` forces the batched torch engine also on the CPU.
     n_jobs : int or None, default=None
         Threads of the numba kernel or of torch. ``None``: ``OMP_NUM_THREADS``
-        if set, else every core (:func:`skembed.base.resolve_n_jobs`). The
+        if set, else every core (:func:`skembed.utils._compute.resolve_n_jobs`). The
         numba engine's result depends on the resolved number, so pass an int
         to reproduce a result on another machine.
     callbacks : list of callable or None, default=None
@@ -473,8 +472,8 @@ class GloVeTransformer(BaseWordEmbedder):
     def _train_torch(self, rows, cols, vals, n_words, seed):
         import torch
 
-        from ..base import torch_generator
         from ..nn.glove import GloVeModel
+        from ..utils._seeding import torch_generator
 
         device = torch.device(self.device_)
         W, C, bw, bc = self._init_params(n_words, seed)

@@ -16,13 +16,13 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import (
+from ..utils._compute import (
     COMPUTE_PARAMETER_CONSTRAINTS,
     limit_threads,
     resolve_device,
     resolve_engine,
-    seed_from_random_state,
 )
+from ..utils._seeding import seed_from_random_state
 from ._analyzer import DEFAULT_TOKEN_PATTERN, vectorizer_kwargs
 from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin, oov_fraction
 from ._svd import torch_truncated_svd
@@ -73,7 +73,7 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
     n_jobs : int or None, default=None
         Threads for BLAS/torch during ``fit``/``transform``. ``None``:
         ``OMP_NUM_THREADS`` if set, else every core (see
-        :func:`skembed.base.resolve_n_jobs`).
+        :func:`skembed.utils._compute.resolve_n_jobs`).
     dtype : numpy dtype, default=numpy.float32
         Output dtype; ``numpy.float64`` reproduces the scikit-learn pipeline bit for bit.
 

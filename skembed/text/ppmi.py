@@ -9,14 +9,14 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import randomized_svd, svd_flip
 
-from ..base import (
+from ..keyedvectors import KeyedVectors
+from ..utils._compute import (
     COMPUTE_PARAMETER_CONSTRAINTS,
     limit_threads,
     resolve_device,
     resolve_engine,
-    seed_from_random_state,
 )
-from ..keyedvectors import KeyedVectors
+from ..utils._seeding import seed_from_random_state
 from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary, count_words, encode, tokenize
 from ._base import BaseWordEmbedder
 from ._cooccurrence import cooccurrence_matrix
@@ -124,7 +124,7 @@ class PPMIEmbedder(BaseWordEmbedder):
     n_jobs : int or None, default=None
         Threads for BLAS/torch during fit and transform. ``None``:
         ``OMP_NUM_THREADS`` if set, else every core
-        (:func:`skembed.base.resolve_n_jobs`).
+        (:func:`skembed.utils._compute.resolve_n_jobs`).
     dtype : numpy dtype, default=numpy.float32
         Output dtype.
 

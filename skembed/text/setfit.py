@@ -15,17 +15,12 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import (
-    COMPUTE_PARAMETER_CONSTRAINTS,
-    limit_threads,
-    progress,
-    report_epoch,
-    resolve_n_jobs,
-    restore_on_failure,
-    seed_from_random_state,
-)
 from ..callbacks import make_record, run_callbacks
 from ..exceptions import diverged
+from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_n_jobs
+from ..utils._progress import progress, report_epoch
+from ..utils._seeding import seed_from_random_state
+from ..utils._state import restore_on_failure
 from . import _export
 from ._hf import (
     DEFAULT_MODEL,

@@ -27,17 +27,13 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import (
-    COMPUTE_PARAMETER_CONSTRAINTS,
-    limit_threads,
-    progress,
-    report_epoch,
-    restore_on_failure,
-    seed_from_random_state,
-)
 from ..callbacks import make_record, run_callbacks
 from ..exceptions import diverged
 from ..keyedvectors import KeyedVectors
+from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads
+from ..utils._progress import progress, report_epoch
+from ..utils._seeding import seed_from_random_state
+from ..utils._state import restore_on_failure
 from ._base import ModelTokenizedMixin
 from ._hf import DEFAULT_MODEL
 from ._model2vec_io import (
@@ -212,7 +208,7 @@ class StaticEmbedder(
         Where the teacher runs in ``fit`` (``transform`` is numpy).
     n_jobs : int or None, default=None
         Threads of the teacher's forward passes and of BLAS (see
-        :func:`skembed.base.resolve_n_jobs`). The ``tokenizers`` library uses
+        :func:`skembed.utils._compute.resolve_n_jobs`). The ``tokenizers`` library uses
         its own thread pool (``RAYON_NUM_THREADS``).
     verbose : int, default=0
         0: silent; 1 or more: a progress bar over the teacher's batches.
@@ -757,7 +753,7 @@ class StaticEmbedder(
                 return out.last_hidden_state
 
             return run
-        from ..base import resolve_n_jobs
+        from ..utils._compute import resolve_n_jobs
         from . import _export
 
         names = _export.input_names(encoder.tokenizer)

@@ -14,15 +14,15 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..base import (
+from ..callbacks import run_callbacks
+from ..keyedvectors import KeyedVectors
+from ..utils._compute import (
     COMPUTE_PARAMETER_CONSTRAINTS,
     limit_threads,
     resolve_device,
     resolve_engine,
-    seed_from_random_state,
 )
-from ..callbacks import run_callbacks
-from ..keyedvectors import KeyedVectors
+from ..utils._seeding import seed_from_random_state
 from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary
 from ._base import BaseWordEmbedder
 from ._word2vec_training import (

@@ -5,14 +5,9 @@ import sys
 import numpy as np
 import pytest
 
-from skembed.base import (
-    available_devices,
-    check_documents,
-    limit_threads,
-    resolve_device,
-    resolve_n_jobs,
-    seed_from_random_state,
-)
+from skembed.utils._compute import available_devices, limit_threads, resolve_device, resolve_n_jobs
+from skembed.utils._seeding import seed_from_random_state
+from skembed.utils._validation import check_documents
 
 
 def test_resolve_device_cpu_and_auto():
@@ -102,7 +97,7 @@ def test_limit_threads_imports_requested_modules_first():
     # a lazily imported torch must still be limited inside the block
     code = (
         "import sys\n"
-        "from skembed.base import limit_threads\n"
+        "from skembed.utils._compute import limit_threads\n"
         "assert 'torch' not in sys.modules\n"
         "with limit_threads(1, modules=('torch',)):\n"
         "    import torch\n"

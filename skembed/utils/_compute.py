@@ -1,0 +1,255 @@
+"""Compute choices: devices, engines and thread counts.
+
+Nothing here imports torch at import time: torch is imported only when a
+device other than ``"cpu"`` has to be resolved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import numbers
+import os
+import sys
+from numbers import Integral
+
+#: Parameter rules shared by every estimator that computes with a choice of
+#: device, engine, threads and seed (merge into ``_parameter_constraints``;
+#: an estimator narrows ``engine`` with its own ``StrOptions``).
+#: ``device`` accepts ``torch.device`` objects too, so :func:`resolve_device`
+#: validates it in ``fit``, before any expensive work.
+COMPUTE_PARAMETER_CONSTRAINTS = {
+    "device": "no_validation",
+    "n_jobs": [Integral, None],
+    "random_state": ["random_state"],
+}
+
+
+# --------------------------------------------------------------------------- devices
+def _torch_installed() -> bool:
+    return "torch" in sys.modules or importlib.util.find_spec("torch") is not None
+
+
+def available_devices() -> list[str]:
+    """List the compute devices usable in this process.
+
+    Returns
+    -------
+    devices : list of str
+        Always starts with ``"cpu"``; then ``"cuda:0"``, ``"cuda:1"``, ... for
+        each visible CUDA device and ``"mps"`` when Apple's Metal backend is
+        available. Only ``"cpu"`` when torch is not installed.
+    """
+    devices = ["cpu"]
+    if not _torch_installed():
+        return devices
+    import torch
+
+    if torch.cuda.is_available():
+        devices += [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        devices.append("mps")
+    return devices
+
+
+def resolve_device(device) -> str:
+    """Turn a ``device`` parameter into a canonical device string.
+
+    Parameters
+    ----------
+    device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device
+        ``"auto"`` picks the first CUDA device, then MPS, then the CPU.
+        ``"cuda"`` means ``"cuda:0"``.
+
+    Returns
+    -------
+    device : str
+        ``"cpu"``, ``"cuda:N"`` or ``"mps"``. A string (not a ``torch.device``)
+        so that fitted estimators pickle and compare without torch.
+
+    Raises
+    ------
+    ValueError
+        If the device is not recognised or not available in this process; the
+        message lists the available devices.
+
+    Notes
+    -----
+    ``"cpu"`` never imports torch, so classical estimators stay torch-free.
+    The parameter itself is never modified; estimators store the result in
+    ``device_``.
+    """
+    name = str(device).strip().lower() if device is not None else "auto"
+    if name == "cpu":
+        return "cpu"
+    available = available_devices()
+    if name == "auto":
+        for prefix in ("cuda", "mps"):
+            for dev in available:
+                if dev.startswith(prefix):
+                    return dev
+        return "cpu"
+    if name == "cuda":
+        name = "cuda:0"
+    if name.startswith("cuda:"):
+        index = name[5:]
+        if not index.isdigit():
+            raise ValueError(
+                f"device={device!r} is not a valid CUDA device; use 'cuda' or 'cuda:N' "
+                "with N a device index."
+            )
+    elif name != "mps":
+        raise ValueError(
+            f"device={device!r} is not recognised; use 'auto', 'cpu', 'cuda', 'cuda:N', "
+            "'mps' or a torch.device."
+        )
+    if name not in available:
+        hint = "" if _torch_installed() else " (torch is not installed: pip install torch)"
+        raise ValueError(
+            f"device={device!r} is not available in this process{hint}; available devices: "
+            f"{available}. Use device='auto' to pick the best available one."
+        )
+    return name
+
+
+def resolve_engine(engine, device_, *, cpu_engine, name="engine"):
+    """Choose the implementation that computes, from ``engine`` and the resolved device.
+
+    Call it in ``fit`` right after :func:`resolve_device` and before any
+    expensive work, so a bad combination fails at once.
+
+    Parameters
+    ----------
+    engine : str
+        The estimator's ``engine`` parameter: ``"auto"``, ``"torch"`` or the
+        name of its CPU engine (``"numba"``, ``"sklearn"``).
+    device_ : str
+        The resolved device (output of :func:`resolve_device`).
+    cpu_engine : str
+        The estimator's CPU-only engine (``"numba"`` or ``"sklearn"``).
+    name : str, default="engine"
+        Parameter name used in the error message.
+
+    Returns
+    -------
+    engine_ : str
+        ``cpu_engine`` or ``"torch"``. ``"auto"`` gives ``cpu_engine`` on the
+        CPU and ``"torch"`` on any other device.
+
+    Raises
+    ------
+    ValueError
+        If the CPU engine is asked for on a non-CPU device, or ``engine`` is
+        not one of the three values.
+
+    Examples
+    --------
+    >>> resolve_engine("auto", "cpu", cpu_engine="numba")
+    'numba'
+    >>> resolve_engine("auto", "cuda:0", cpu_engine="numba")
+    'torch'
+    >>> resolve_engine("numba", "cuda:0", cpu_engine="numba")
+    Traceback (most recent call last):
+    ...
+    ValueError: engine='numba' runs on the CPU only, but the device resolved to 'cuda:0'; use engine='auto' or 'torch' for a torch device.
+    """
+    if engine == "auto":
+        return cpu_engine if device_ == "cpu" else "torch"
+    if engine == "torch":
+        return "torch"
+    if engine == cpu_engine:
+        if device_ != "cpu":
+            raise ValueError(
+                f"{name}={engine!r} runs on the CPU only, but the device resolved to {device_!r}; "
+                f"use {name}='auto' or 'torch' for a torch device."
+            )
+        return cpu_engine
+    raise ValueError(f"{name} must be 'auto', 'torch' or {cpu_engine!r}, got {engine!r}.")
+
+
+# --------------------------------------------------------------------------- threads
+def resolve_n_jobs(n_jobs) -> int:
+    """Number of threads a computation may use.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        ``None`` means the ``OMP_NUM_THREADS`` environment variable if set
+        (joblib sets it in the worker processes of ``GridSearchCV(n_jobs=k)``,
+        so nested estimators do not oversubscribe), else every usable core.
+        ``-1`` means every usable core, ``-2`` all but one, and so on.
+
+    Returns
+    -------
+    n_threads : int
+        At least 1.
+
+    Raises
+    ------
+    ValueError
+        If ``n_jobs == 0``.
+    """
+    n_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    n_cpus = max(int(n_cpus or 1), 1)
+    if n_jobs is None:
+        env = os.environ.get("OMP_NUM_THREADS", "")
+        if env.isdigit() and int(env) > 0:
+            return min(int(env), n_cpus)
+        return n_cpus
+    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool):
+        raise ValueError(f"n_jobs must be an int or None, got {n_jobs!r}.")
+    if n_jobs == 0:
+        raise ValueError("n_jobs=0 is not valid; use None, a positive int or -1 for all cores.")
+    if n_jobs < 0:
+        return max(n_cpus + 1 + int(n_jobs), 1)
+    return int(n_jobs)
+
+
+@contextlib.contextmanager
+def limit_threads(n_jobs, *, modules=()):
+    """Limit native thread pools to ``n_jobs`` threads for the ``with`` block.
+
+    BLAS/OpenMP pools are limited with threadpoolctl; torch's intra-op pool
+    and numba's pool are set for the block and restored afterwards (when the
+    module is imported, or named in ``modules``), so no global state of the
+    process changes once the block exits.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        See :func:`resolve_n_jobs`.
+    modules : tuple of {"torch", "numba"}, default=()
+        Import these first, so that their pools are limited even when the
+        block is the first code to use them (estimators import them lazily).
+
+    Yields
+    ------
+    n_threads : int
+        The resolved number of threads.
+    """
+    from threadpoolctl import threadpool_limits
+
+    n = resolve_n_jobs(n_jobs)
+    for name in modules:
+        importlib.import_module(name)
+    torch = sys.modules.get("torch")
+    numba = sys.modules.get("numba")
+    old_torch = torch.get_num_threads() if torch is not None else None
+    old_numba = None
+    if numba is not None:
+        try:
+            old_numba = numba.get_num_threads()
+            numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+        except Exception:  # pragma: no cover - numba without a threading layer
+            old_numba = None
+    try:
+        if torch is not None and old_torch != n:
+            torch.set_num_threads(n)
+        with threadpool_limits(limits=n):
+            yield n
+    finally:
+        if torch is not None and old_torch is not None and torch.get_num_threads() != old_torch:
+            torch.set_num_threads(old_torch)
+        if old_numba is not None:
+            numba.set_num_threads(old_numba)

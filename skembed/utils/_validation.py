@@ -1,0 +1,138 @@
+"""Checks of text input shared by every text estimator."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+
+# --------------------------------------------------------------------------- text input
+def _is_missing(doc) -> bool:
+    if doc is None:
+        return True
+    if isinstance(doc, float) and doc != doc:  # NaN
+        return True
+    try:
+        import pandas as pd  # noqa: PLC0415
+
+        return doc is pd.NA or doc is pd.NaT
+    except ImportError:  # pragma: no cover
+        return False
+
+
+def check_documents(X, *, handle_missing="error", allow_iterable=False, name="X"):
+    """Validate a collection of text documents.
+
+    Parameters
+    ----------
+    X : list, tuple, numpy.ndarray or pandas.Series of documents
+        Each document is a ``str`` (tokenized later by the estimator's
+        analyzer) or a list/tuple of ``str`` tokens (taken as pre-tokenized).
+        A 1-column DataFrame or ``(n, 1)`` array is accepted and flattened.
+    handle_missing : {"error", "empty"}, default="error"
+        What to do with a ``None``/NaN document: raise, or treat it as an
+        empty document.
+    allow_iterable : bool, default=False
+        Accept any re-iterable corpus object (such as
+        :class:`skembed.text.LineCorpus`) without materialising it; a one-shot
+        iterator or generator is still refused. A ``dask.bag`` or dask Series is
+        then returned as is, for the caller to stream
+        (:class:`skembed.text.corpus.DaskCorpus`, one partition in memory at a time).
+    name : str, default="X"
+        Name used in error messages.
+
+    Returns
+    -------
+    documents : list or re-iterable
+        A list of documents (``str`` or tuple of ``str``) with missing
+        documents replaced by ``""``; or the re-iterable object itself when
+        ``allow_iterable`` and ``X`` is not a sequence.
+
+    Raises
+    ------
+    TypeError
+        If ``X`` is a single string, a one-shot iterator, not iterable, a dask
+        collection that cannot be streamed (any, without ``allow_iterable``; a
+        dask DataFrame always), or a document is neither a string nor a sequence of strings (the message
+        names the row).
+    ValueError
+        If ``X`` is empty, or a document is missing and
+        ``handle_missing="error"`` (the message names the row and the fix).
+    """
+    if isinstance(X, (str, bytes)):
+        raise TypeError(
+            f"Iterable over raw text documents expected, string object received for {name}. "
+            "Wrap a single document in a list: [document]."
+        )
+    if hasattr(X, "__dask_graph__"):  # a dask collection: never materialise it silently
+        if allow_iterable and type(X).__name__ in ("Bag", "Series"):
+            return X  # the text base wraps it in DaskCorpus (streamed one partition at a time)
+        raise TypeError(
+            f"{name} is a dask {type(X).__name__}, which this estimator cannot stream. "
+            "Supported inputs: a list, numpy array or pandas Series of documents; "
+            "fit of Word2Vec, FastText, Doc2Vec and GloVe also takes a re-iterable corpus "
+            "(skembed.LineCorpus, or a dask.bag / dask Series of documents). To embed a dask "
+            "collection with a fitted estimator, use skembed.dask.transform(estimator, collection)."
+        )
+    if hasattr(X, "iloc") and hasattr(X, "columns"):  # DataFrame
+        if X.shape[1] != 1:
+            raise TypeError(
+                f"{name} is a DataFrame with {X.shape[1]} columns; text estimators take one "
+                "column of documents. Select it (df['text']) or use a ColumnTransformer."
+            )
+        X = X.iloc[:, 0]
+    if hasattr(X, "iloc"):  # Series
+        X = X.tolist()
+    elif isinstance(X, np.ndarray):
+        if X.ndim == 2 and X.shape[1] == 1:
+            X = X[:, 0]
+        if X.ndim != 1:
+            raise TypeError(
+                f"{name} must be a 1-D collection of documents, got an array of shape {X.shape}."
+            )
+        X = X.tolist()
+    elif not isinstance(X, (list, tuple)):
+        if not isinstance(X, Iterable):
+            raise TypeError(
+                f"{name} must be an iterable of documents (list, numpy array, pandas Series), "
+                f"got {type(X).__name__}."
+            )
+        if isinstance(X, Iterator):
+            raise TypeError(
+                f"{name} is a one-shot iterator ({type(X).__name__}); training iterates the corpus "
+                "several times. Pass a list, or a re-iterable corpus such as "
+                "skembed.text.LineCorpus(path)."
+            )
+        if allow_iterable:
+            return X
+        X = list(X)
+    if len(X) == 0:
+        raise ValueError(f"{name} is empty: at least one document is required.")
+    docs = []
+    for i, doc in enumerate(X):
+        if isinstance(doc, str):
+            docs.append(doc)
+        elif isinstance(doc, (list, tuple, np.ndarray)):
+            toks = tuple(doc.tolist() if isinstance(doc, np.ndarray) else doc)
+            for tok in toks:
+                if not isinstance(tok, str):
+                    raise TypeError(
+                        f"Document {i} of {name} is pre-tokenized but contains a token of type "
+                        f"{type(tok).__name__} ({tok!r}); tokens must be strings."
+                    )
+            docs.append(toks)
+        elif _is_missing(doc):
+            if handle_missing == "empty":
+                docs.append("")
+            else:
+                raise ValueError(
+                    f"Document {i} of {name} is missing ({doc!r}). Drop or fill missing documents, "
+                    "or set handle_missing='empty' to treat them as empty documents."
+                )
+        else:
+            raise TypeError(
+                f"Document {i} of {name} has type {type(doc).__name__} ({doc!r}); each document "
+                "must be a string or a list of string tokens."
+            )
+    return docs

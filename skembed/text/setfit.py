@@ -21,6 +21,7 @@ from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resol
 from ..utils._progress import progress, report_epoch
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
+from ..utils._targets import check_target, cross_fitted
 from . import _export
 from ._hf import (
     DEFAULT_MODEL,
@@ -30,7 +31,6 @@ from ._hf import (
     rebuild_from_weights,
     resolve_model,
 )
-from ._targets import check_target, cross_fitted
 from .bert import BertPooledEmbedder
 
 __all__ = ["SetFitEmbedder"]

@@ -34,6 +34,7 @@ from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads
 from ..utils._progress import progress, report_epoch
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
+from ..utils._targets import check_target, cross_fitted
 from ._base import ModelTokenizedMixin
 from ._hf import DEFAULT_MODEL
 from ._model2vec_io import (
@@ -44,7 +45,6 @@ from ._model2vec_io import (
     save_model2vec,
     unk_token_id,
 )
-from ._targets import check_target, cross_fitted
 
 __all__ = ["StaticEmbedder", "clear_teacher_cache", "zipf_sif_weights"]
 

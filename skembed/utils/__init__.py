@@ -7,5 +7,6 @@ once it exists; the modules are:
 - ``_progress``: tqdm bars and per-epoch reports;
 - ``_seeding``: integer seeds and torch generators drawn from ``random_state``;
 - ``_state``: ``restore_on_failure``, which undoes a fit that raised;
-- ``_validation``: ``check_documents``, the text-input check.
+- ``_validation``: ``check_documents``, the text-input check;
+- ``_targets``: checks of a supervised ``y`` and cross-fitting (SetFit, supervised static).
 """

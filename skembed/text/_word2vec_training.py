@@ -48,9 +48,8 @@ from array import array
 import numpy as np
 import scipy.sparse as sp
 
-from ..callbacks import make_record
 from ..exceptions import diverged
-from ..utils._progress import progress, report_epoch
+from ..utils._training import run_epochs
 
 __all__ = [
     "CHUNK_TOKENS",
@@ -507,6 +506,7 @@ class TorchEngine:
 
 
 def train_epochs(
+    estimator,
     engine,
     corpus,
     remap,
@@ -516,15 +516,21 @@ def train_epochs(
     alpha,
     min_alpha,
     seed,
-    first_epoch=0,
-    epoch_end=None,
-    name="Word2VecTransformer",
-    verbose=0,
+    publish=None,
 ):
-    """Train ``engine`` on ``corpus`` for ``epochs`` passes; the one training loop.
+    """Train ``engine`` on ``corpus`` for ``epochs`` passes through :func:`run_epochs`.
+
+    The word2vec family's epoch step (chunks in a fixed order, linear
+    learning-rate decay over the raw tokens); the loop around it, with
+    ``history_``, progress, callbacks and the divergence check, is the
+    library's one training loop.
 
     Parameters
     ----------
+    estimator : Word2VecTransformer, FastTextTransformer or Doc2VecTransformer
+        Its ``history_`` must be set (an empty list, or the previous fits'
+        records for ``warm_start``); epochs are numbered from its length and
+        ``callbacks``, ``verbose`` and ``alpha`` are read from it.
     engine : NumbaEngine, TorchEngine or any object with the engine interface
     corpus : EncodedCorpus
     remap : numpy.ndarray of shape (n_provisional,), int32
@@ -535,17 +541,10 @@ def train_epochs(
     alpha, min_alpha : float
         Learning rate, decayed linearly over ``epochs * corpus.n_tokens`` raw tokens.
     seed : int
-    first_epoch : int, default=0
-        Epochs run by previous fits (warm start): numbers the records and
-        the chunk seeds.
-    epoch_end : callable or None, default=None
-        ``epoch_end(record) -> bool``, called after each epoch with its
-        history record; ``True`` stops training.
-    name : str, default="Word2VecTransformer"
-        Estimator name in the divergence error.
-    verbose : int, default=0
-        1: a progress bar over the epochs; 2: also a line per epoch
-        (:func:`skembed.utils._progress.report_epoch`).
+    publish : callable or None, default=None
+        Called with no argument before the callbacks of an epoch run (only
+        when the estimator has callbacks): sets ``wv_`` from the current
+        weights.
 
     Returns
     -------
@@ -564,9 +563,10 @@ def train_epochs(
     total = max(corpus.n_tokens * epochs, 1)
     done = 0
     train_time = 0.0
-    bar = progress(total=epochs, verbose=verbose, desc=name, unit="epoch")
-    for e in range(epochs):
-        epoch = first_epoch + e + 1
+    hint = "gensim's default is 0.025 for skip-gram, 0.05 for CBOW."
+
+    def epoch_step(epoch):
+        nonlocal done, train_time
         t0 = time.perf_counter()
         loss = n_examples = 0.0
         a1 = alpha
@@ -577,29 +577,35 @@ def train_epochs(
             s = chunk_seed(seed, epoch, c)
             ids, offsets, _ = prepare_chunk(raw_ids, raw_offsets, remap, keep, s)
             chunk_loss, chunk_n = engine.train_chunk(ids, offsets, a0, a1, s)
-            if not np.isfinite(chunk_loss):
+            if not np.isfinite(chunk_loss):  # stop at the chunk, not at the epoch's end
                 raise diverged(
-                    name,
+                    estimator,
                     epoch=epoch,
                     loss=chunk_loss,
                     parameter="alpha",
                     value=alpha,
-                    hint="gensim's default is 0.025 for skip-gram, 0.05 for CBOW.",
+                    hint=hint,
                 )
             loss += chunk_loss
             n_examples += chunk_n
         seconds = time.perf_counter() - t0
         train_time += seconds
-        record = make_record(
-            epoch,
-            loss / max(n_examples, 1.0),
-            t0,
-            learning_rate=a1,
-            words=corpus.n_tokens,
-            words_per_second=corpus.n_tokens / seconds if seconds > 0 else 0.0,
-        )
-        report_epoch(bar, record, verbose)
-        if epoch_end is not None and epoch_end(record):
-            break
-    bar.close()
+        return {
+            "loss": loss / max(n_examples, 1.0),
+            "learning_rate": a1,
+            "words": corpus.n_tokens,
+            "words_per_second": corpus.n_tokens / seconds if seconds > 0 else 0.0,
+        }
+
+    callbacks = estimator.callbacks
+    run_epochs(
+        estimator,
+        epoch_step,
+        n_epochs=epochs,
+        callbacks=callbacks,
+        verbose=estimator.verbose,
+        diverged_parameter="alpha",
+        diverged_hint=hint,
+        before_callbacks=(lambda record: publish()) if callbacks and publish is not None else None,
+    )
     return done, train_time

@@ -21,7 +21,6 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ..callbacks import run_callbacks
 from ..exceptions import diverged
 from ..keyedvectors import KeyedVectors
 from ..utils._compute import limit_threads
@@ -480,13 +479,10 @@ class Doc2VecTransformer(
             self.oov_rate_ = float(1.0 - int(counts.sum()) / n_raw) if n_raw else 0.0
             self.infer_seed_ = int(rng.integers(0, 2**63 - 1))
 
-            def epoch_end(record):
-                history.append(record)
-                self.history_ = history
-                if not self.callbacks:
-                    return False
+            self.history_ = history
+
+            def publish():
                 self._set_weights(syn0.copy(), syn1neg.copy(), syn1.copy(), keys)
-                return run_callbacks(self.callbacks, self, record)
 
             with limit_threads(self.n_jobs, modules=("numba",)) as n_threads:
                 engine = Doc2VecEngine(
@@ -500,6 +496,7 @@ class Doc2VecTransformer(
                     n_threads=n_threads,
                 )
                 n_trained, seconds = train_epochs(
+                    self,
                     engine,
                     _DocumentChunks(corpus, engine),
                     remap,
@@ -508,9 +505,7 @@ class Doc2VecTransformer(
                     alpha=self.alpha,
                     min_alpha=self.min_alpha,
                     seed=seed,
-                    epoch_end=epoch_end,
-                    name=type(self).__name__,
-                    verbose=self.verbose,
+                    publish=publish,
                 )
         finally:
             corpus.close()

@@ -14,7 +14,6 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..callbacks import run_callbacks
 from ..keyedvectors import KeyedVectors
 from ..utils._compute import (
     COMPUTE_PARAMETER_CONSTRAINTS,
@@ -469,14 +468,11 @@ class Word2VecTransformer(BaseWordEmbedder):
             keep = keep_probabilities(counts, self.sample)
             history = list(self.history_) if warm else []
 
-            def epoch_end(record):
-                history.append(record)
-                self.history_ = history
-                if not self.callbacks:
-                    return False
+            self.history_ = history
+
+            def publish():
                 self.wv_ = self._keyed_vectors(engine.weights()[0], index_to_key, counts, warm)
                 self.vocabulary_ = self.wv_.key_to_index
-                return run_callbacks(self.callbacks, self, record)
 
             with limit_threads(self.n_jobs, modules=(self.engine_,)) as n_threads:
                 if self.engine_ == "numba":
@@ -492,6 +488,7 @@ class Word2VecTransformer(BaseWordEmbedder):
                         syn0, syn1neg, syn1, config, self.device_, self.batch_size, seed
                     )
                 n_trained, seconds = train_epochs(
+                    self,
                     engine,
                     corpus,
                     remap,
@@ -500,10 +497,7 @@ class Word2VecTransformer(BaseWordEmbedder):
                     alpha=self.alpha,
                     min_alpha=self.min_alpha,
                     seed=seed,
-                    first_epoch=len(history),
-                    epoch_end=epoch_end,
-                    name=type(self).__name__,
-                    verbose=self.verbose,
+                    publish=publish,
                 )
         finally:
             corpus.close()

@@ -9,12 +9,13 @@ only the input rows of a word (a CSR of subword rows). What lives here:
   documents longer than :data:`MAX_DOCUMENT_LENGTH` split into pieces;
 - :func:`kernel_config`: noise alias table, Huffman tree, sigmoid tables
   and the input-row CSR as one :class:`~skembed.kernels.word2vec.KernelConfig`;
-- the engines, behind one small interface (below): :class:`NumbaEngine`
-  (the compiled CPU kernel, taken under :data:`KERNEL_LOCK`) and
-  :class:`TorchEngine` (batched torch SGD on any device);
-- :func:`train_epochs`: linear learning-rate decay over all tokens, chunk
-  seeds, frequent-word subsampling, the divergence check and the per-epoch
-  hook (history record, callbacks, early stop).
+- :func:`train_epochs`: the family's epoch step (linear learning-rate decay
+  over all tokens, chunk seeds, frequent-word subsampling, the per-chunk
+  divergence check) run by the library's one loop,
+  :func:`skembed.utils._training.run_epochs`.
+
+The engines that train a chunk live in :mod:`skembed.text._engines`, behind
+the small interface below.
 
 Engine interface
 ----------------
@@ -41,7 +42,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import threading
 import time
 from array import array
 
@@ -53,12 +53,9 @@ from ..utils._training import run_epochs
 
 __all__ = [
     "CHUNK_TOKENS",
-    "KERNEL_LOCK",
     "MAX_DOCUMENT_LENGTH",
     "SYNC_TOKENS",
     "EncodedCorpus",
-    "NumbaEngine",
-    "TorchEngine",
     "chunk_seed",
     "kernel_config",
     "train_epochs",
@@ -74,9 +71,6 @@ SYNC_TOKENS = 8192
 #: document anyway, see :func:`effective_window`; the bound keeps the kernels' int64
 #: position arithmetic far from overflow)
 MAX_WINDOW = 2**31 - 1
-#: numba's workqueue threading layer (used when neither OpenMP nor TBB is available) must not
-#: run two parallel kernels at once: fits running in several Python threads take turns per chunk
-KERNEL_LOCK = threading.Lock()
 
 
 class EncodedCorpus:
@@ -312,197 +306,6 @@ def kernel_config(
         sub_indices=np.zeros(0, np.int32) if input_rows[1] is None else input_rows[1],
         sync_tokens=int(sync_tokens),
     )
-
-
-class NumbaEngine:
-    """The compiled multi-threaded CPU engine (:func:`skembed.kernels.word2vec.train_chunk`).
-
-    Trains the numpy matrices in place; see the module docstring for the
-    interface.
-
-    Parameters
-    ----------
-    syn0, syn1neg, syn1 : numpy.ndarray, float32
-        Weight matrices (updated in place).
-    config : KernelConfig
-    n_threads : int
-        Slices trained in parallel per chunk.
-    """
-
-    def __init__(self, syn0, syn1neg, syn1, config, n_threads):
-        self.syn0, self.syn1neg, self.syn1 = syn0, syn1neg, syn1
-        self.config = config
-        self.n_threads = int(n_threads)
-
-    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
-        with KERNEL_LOCK:
-            stats = self._run_kernel(ids, offsets, float(alpha_start), float(alpha_end), int(seed))
-        if stats[:, 2].any():
-            return float("nan"), 0.0
-        return float(stats[:, 0].sum()), float(stats[:, 1].sum())
-
-    def _run_kernel(self, ids, offsets, alpha_start, alpha_end, seed):
-        """Per-thread ``(loss, examples, diverged)`` stats of one chunk (the kernel call)."""
-        from ..kernels.word2vec import train_chunk
-
-        return train_chunk(
-            self.syn0,
-            self.syn1neg,
-            self.syn1,
-            ids,
-            offsets,
-            self.config,
-            alpha_start,
-            alpha_end,
-            seed,
-            self.n_threads,
-        )
-
-    def weights(self):
-        return self.syn0, self.syn1neg, self.syn1
-
-
-def bag_rows(words, indptr, indices):
-    """Concatenated input rows of ``words`` (a CSR gather), with bag offsets and sizes.
-
-    Parameters
-    ----------
-    words : numpy.ndarray of shape (n,), int64
-    indptr : numpy.ndarray of shape (n_words + 1,), int64
-    indices : numpy.ndarray, int32 or int64
-
-    Returns
-    -------
-    rows : numpy.ndarray, int64
-    offsets, sizes : numpy.ndarray of shape (n,), int64
-    """
-    starts = indptr[words]
-    sizes = indptr[words + 1] - starts
-    offsets = np.zeros(len(words), dtype=np.int64)
-    np.cumsum(sizes[:-1], out=offsets[1:])
-    pos = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(offsets - starts, sizes)
-    return indices[pos].astype(np.int64), offsets, sizes
-
-
-class TorchEngine:
-    """Batched torch SGD on any torch device (the CPU included); see the module docstring.
-
-    Batches come from the numba helpers ``skipgram_pairs``/``cbow_windows``;
-    each example's input is the mean of a bag of input rows (one row in
-    skip-gram Word2Vec, the context rows in CBOW, plus the n-gram rows of
-    each word in FastText) and every row of the bag receives the full
-    gradient, as in the numba kernel. Negatives are drawn from the same
-    alias table with a torch generator seeded once per fit.
-
-    Parameters
-    ----------
-    syn0, syn1neg, syn1 : numpy.ndarray, float32
-        Initial weights (copied to ``device``).
-    config : KernelConfig
-    device : str
-        Resolved torch device.
-    batch_size : int
-        Skip-gram pairs per step; CBOW windows per step are ``batch_size // 8``.
-    seed : int
-    """
-
-    def __init__(self, syn0, syn1neg, syn1, config, device, batch_size, seed):
-        import torch
-
-        from ..nn.word2vec import Word2VecNet
-        from ..utils._seeding import torch_generator
-
-        self.torch = torch
-        self.dev = dev = torch.device(device)
-        c = self.config = config
-        self.net = Word2VecNet(
-            torch.from_numpy(syn0).to(dev),
-            torch.from_numpy(syn1neg).to(dev) if c.negative > 0 else None,
-            torch.from_numpy(syn1).to(dev) if c.hs else None,
-        )
-        self._empty = np.zeros((0, syn0.shape[1]), np.float32)
-        self.gen = torch_generator(seed, device)
-        self.neg_prob = torch.from_numpy(c.neg_prob).to(dev)
-        self.neg_alias = torch.from_numpy(c.neg_alias.astype(np.int64)).to(dev)
-        self.codes = torch.from_numpy(c.codes.astype(np.float32)).to(dev)
-        self.points = torch.from_numpy(c.points.astype(np.int64)).to(dev)
-        self.lengths = torch.from_numpy(c.code_lengths.astype(np.int64)).to(dev)
-        n_words = len(c.neg_prob)
-        if c.sub_indptr.shape[0] == 0:
-            self.indptr = np.arange(n_words + 1, dtype=np.int64)
-            self.indices = np.arange(n_words, dtype=np.int64)
-        else:
-            self.indptr, self.indices = c.sub_indptr, c.sub_indices
-        # a CBOW example updates up to 2 * window input rows: fewer examples per step keep
-        # the summed updates of frequent words stable (measured: 4096 diverges at alpha=0.05)
-        self.batch_size = int(batch_size) if c.sg else max(1, int(batch_size) // 8)
-
-    def _bags(self, inputs):
-        if inputs.ndim == 1:
-            return bag_rows(inputs.astype(np.int64), self.indptr, self.indices)
-        valid = inputs >= 0
-        rows, _, sizes = bag_rows(inputs[valid].astype(np.int64), self.indptr, self.indices)
-        example = np.repeat(np.arange(len(inputs)), valid.sum(axis=1))
-        ex_sizes = np.bincount(example, weights=sizes, minlength=len(inputs)).astype(np.int64)
-        ex_offsets = np.zeros(len(inputs), dtype=np.int64)
-        np.cumsum(ex_sizes[:-1], out=ex_offsets[1:])
-        return rows, ex_offsets, ex_sizes
-
-    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
-        from ..kernels.word2vec import cbow_windows, skipgram_pairs
-
-        torch, dev, c, net = self.torch, self.dev, self.config, self.net
-        pairs = skipgram_pairs if c.sg else cbow_windows
-        inputs_np, targets_np = pairs(ids, offsets, c.window, seed)
-        if c.sg and c.sub_indptr.shape[0] > 0:
-            # FastText skip-gram: the centre word's bag predicts the context word
-            inputs_np, targets_np = targets_np, inputs_np
-        n = targets_np.shape[0]
-        if n == 0:
-            return 0.0, 0.0
-        targets_all = torch.from_numpy(targets_np.astype(np.int64)).to(dev)
-        k, bs = c.negative, self.batch_size
-        loss = torch.zeros((), device=dev)
-        for start in range(0, n, bs):
-            stop = min(start + bs, n)
-            lr = alpha_start + (alpha_end - alpha_start) * start / n
-            rows, bag_off, sizes = (
-                torch.from_numpy(a).to(dev) for a in self._bags(inputs_np[start:stop])
-            )
-            targets = targets_all[start:stop]
-            b = stop - start
-            h = net.hidden(rows, bag_off, sizes)
-            grad_h = torch.zeros_like(h)
-            if c.hs:
-                idx = self.points[targets]
-                lab = 1.0 - self.codes[targets]
-                width = torch.arange(idx.shape[1], device=dev)[None, :]
-                mask = (width < self.lengths[targets][:, None]).float()
-                ls, g = net.output_step(h, net.syn1, idx, lab, mask, lr)
-                loss += ls
-                grad_h += g
-            if k > 0:
-                t = torch.randint(0, len(self.neg_prob), (b, k), device=dev, generator=self.gen)
-                u = torch.rand((b, k), device=dev, generator=self.gen)
-                t = torch.where(u < self.neg_prob[t], t, self.neg_alias[t])
-                idx = torch.cat([targets[:, None], t], dim=1)
-                lab = torch.zeros((b, k + 1), device=dev)
-                lab[:, 0] = 1.0
-                mask = torch.ones((b, k + 1), device=dev)
-                mask[:, 1:] = (t != targets[:, None]).float()
-                ls, g = net.output_step(h, net.syn1neg, idx, lab, mask, lr)
-                loss += ls
-                grad_h += g
-            net.apply_input(rows, sizes, grad_h)
-        return float(loss), float(n)
-
-    def weights(self):
-        net = self.net
-
-        def out(p):
-            return self._empty if p is None else np.ascontiguousarray(p.detach().cpu().numpy())
-
-        return out(net.syn0), out(net.syn1neg), out(net.syn1)
 
 
 def train_epochs(

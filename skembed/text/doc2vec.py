@@ -3,7 +3,7 @@
 Training goes through the one word2vec-family trainer
 (:mod:`skembed.text._word2vec_training`: corpus encoding, vocabulary tables,
 learning-rate schedule, chunk seeds, subsampling, divergence check, history)
-with :class:`Doc2VecEngine` as its engine; the compiled kernels are in
+with :class:`skembed.text._engines.Doc2VecEngine` as its engine; the compiled kernels are in
 :mod:`skembed.kernels.doc2vec` and reuse the word2vec kernel's output layer.
 """
 
@@ -28,17 +28,16 @@ from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
 from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary, encode, iter_tokens
 from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
+from ._engines import KERNEL_LOCK, Doc2VecEngine
 from ._word2vec_training import (
-    KERNEL_LOCK,
     MAX_WINDOW,
     EncodedCorpus,
-    NumbaEngine,
     effective_window,
     kernel_config,
     train_epochs,
 )
 
-__all__ = ["Doc2VecEngine", "Doc2VecTransformer"]
+__all__ = ["Doc2VecTransformer"]
 
 #: tokens per thread and phase of the deterministic parallel scheme (``KernelConfig.sync_tokens``).
 #: Longer than Word2Vec's phases: a phase ends at a barrier, and measured on BBC News with 2
@@ -46,56 +45,6 @@ __all__ = ["Doc2VecEngine", "Doc2VecTransformer"]
 #: 0.39M; the shared rows (output layers) are updated by every document, so the staler deltas
 #: cost nothing measurable in accuracy (docs/doc2vec.md).
 SYNC_TOKENS = 65_536
-
-
-class Doc2VecEngine(NumbaEngine):
-    """Paragraph-vector engine of the word2vec trainer (numba, deterministic threads).
-
-    Implements the engine interface of :mod:`skembed.text._word2vec_training`
-    (``train_chunk``, ``weights``, from :class:`NumbaEngine`) around
-    :func:`skembed.kernels.doc2vec.train_chunk`.
-    The trainer's chunks carry no document numbers, so :class:`_DocumentChunks`
-    sets :attr:`documents` (the document of each piece of the current chunk)
-    before each chunk is trained.
-
-    Parameters
-    ----------
-    syn0 : numpy.ndarray of shape (n_words + n_rows, vector_size), float32
-        Word input vectors, then the document (tag) vectors; trained in place.
-    syn1neg, syn1 : numpy.ndarray, float32
-        Output layers, trained in place.
-    config : KernelConfig
-    dm, dbow_words : bool
-    doc_rows : numpy.ndarray of shape (n_documents,), int64
-        Row of ``syn0`` holding each training document's vector.
-    n_threads : int
-        Slices trained in parallel; the result depends on it, not on timing.
-    """
-
-    def __init__(self, syn0, syn1neg, syn1, config, *, dm, dbow_words, doc_rows, n_threads):
-        super().__init__(syn0, syn1neg, syn1, config, n_threads)
-        self.dm, self.dbow_words = bool(dm), bool(dbow_words)
-        self.doc_rows = doc_rows
-        self.documents = None
-
-    def _run_kernel(self, ids, offsets, alpha_start, alpha_end, seed):
-        from ..kernels.doc2vec import train_chunk
-
-        return train_chunk(
-            self.syn0,
-            self.syn1neg,
-            self.syn1,
-            ids,
-            offsets,
-            self.doc_rows[self.documents],
-            self.config,
-            self.dm,
-            self.dbow_words,
-            alpha_start,
-            alpha_end,
-            seed,
-            self.n_threads,
-        )
 
 
 class _DocumentChunks:

@@ -24,12 +24,11 @@ from ..utils._compute import (
 from ..utils._seeding import seed_from_random_state
 from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary
 from ._base import BaseWordEmbedder
+from ._engines import NumbaEngine, SgnsEngine, TorchEngine
 from ._word2vec_training import (
     MAX_WINDOW,
     SYNC_TOKENS,
     EncodedCorpus,
-    NumbaEngine,
-    TorchEngine,
     effective_window,
     kernel_config,
     train_epochs,
@@ -50,8 +49,8 @@ class Word2VecTransformer(BaseWordEmbedder):
     where gensim's default is CBOW).
 
     On ``device="cpu"`` training runs in a compiled multi-threaded numba
-    kernel; on a torch device (or with ``engine="torch"``) in batched torch
-    code.
+    kernel; on a torch device (or with ``engine="torch"`` or
+    ``"torch-batched"``) in torch code (``engine`` names the engine).
 
     Parameters
     ----------
@@ -110,10 +109,14 @@ class Word2VecTransformer(BaseWordEmbedder):
         the subsampling.
     device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device, default="cpu"
         Where training runs.
-    engine : {"auto", "numba", "torch"}, default="auto"
-        ``"auto"``: the numba kernel on the CPU, torch elsewhere. ``"torch"``
-        forces the torch engine (also on the CPU); ``"numba"`` requires
-        ``device="cpu"``.
+    engine : {"auto", "numba", "torch", "torch-batched"}, default="auto"
+        What trains (:mod:`skembed.text._engines`). ``"numba"``: the compiled
+        multi-threaded CPU kernel (requires ``device="cpu"``); ``"torch"``: the
+        exact per-pair torch engine, every output layer; ``"torch-batched"``:
+        the batched shared-negatives trainer of :mod:`skembed.nn.sgns`
+        (negative sampling only, ``hs=0``; the GPU trainer). Both torch engines
+        run on any device, the CPU included. ``"auto"``: numba on the CPU; on
+        any other device ``"torch-batched"``, or ``"torch"`` with ``hs=1``.
     n_jobs : int or None, default=None
         Training threads (``None``: ``OMP_NUM_THREADS`` or all cores).
     lock_free : bool, default=False
@@ -129,18 +132,15 @@ class Word2VecTransformer(BaseWordEmbedder):
         slower thread -- with the same WordSim-353 and SimLex-999 within
         run-to-run noise; see ``docs/word2vec.md``.
     batch_size : int or None, default=None
-        Examples per step of the torch engine; ignored by the numba engine.
-        On a GPU (any device but the CPU) with negative sampling alone
-        (``hs=0``) the torch engine is the batched shared-negatives trainer of
-        :mod:`skembed.nn.sgns` (measured 12.0M words/s skip-gram and 17.9M
-        CBOW on one H100, ``docs/gpu.md``) and an example is a centre word:
+        Examples per step of the torch engines; ignored by the numba engine.
+        ``engine_="torch-batched"`` (measured 12.0M words/s skip-gram and
+        17.9M CBOW on one H100, ``docs/gpu.md``): an example is a centre word,
         ``None`` means 8,192 (skip-gram) or 65,536 (CBOW). Its windows in one
         step read the same parameters, so on small corpora with a high
         ``alpha`` it can diverge (a ``TrainingDivergedError`` says so: lower
-        ``alpha`` or ``batch_size``). On the CPU, and with ``hs=1``, it is the
-        exact per-pair torch engine, whose small steps follow the numba
-        kernel, and an example is a (word, context) pair: ``None`` means
-        4,096 (CBOW: 512 windows).
+        ``alpha`` or ``batch_size``). ``engine_="torch"``, the exact per-pair
+        engine whose small steps follow the numba kernel: an example is a
+        (word, context) pair, ``None`` means 4,096 (CBOW: 512 windows).
     callbacks : list of callable or Callback, or None, default=None
         Each is called as ``callback(estimator, record)`` after every epoch
         (:mod:`skembed.callbacks`; ``wv_`` and ``history_`` are then up to
@@ -185,7 +185,7 @@ class Word2VecTransformer(BaseWordEmbedder):
         Seconds spent in the training loop of the last fit.
     device_ : str
     engine_ : str
-        ``"numba"`` or ``"torch"``.
+        The engine that trained: ``"numba"``, ``"torch"`` or ``"torch-batched"``.
     idf_, sif_component_ : numpy.ndarray or None
         Pooling statistics (``pooling="tfidf"``/``"sif"``).
     oov_rate_ : float
@@ -271,7 +271,7 @@ class Word2VecTransformer(BaseWordEmbedder):
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "min_alpha": [Interval(Real, 0, None, closed="left")],
         "epochs": [Interval(Integral, 1, None, closed="left")],
-        "engine": [StrOptions({"auto", "numba", "torch"})],
+        "engine": [StrOptions({"auto", "numba", "torch", "torch-batched"})],
         "lock_free": ["boolean"],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "callbacks": [list, tuple, None],
@@ -388,7 +388,16 @@ class Word2VecTransformer(BaseWordEmbedder):
                 "sampling) or hs=1 (hierarchical softmax)."
             )
         self.device_ = resolve_device(self.device)
-        self.engine_ = resolve_engine(self.engine, self.device_, cpu_engine="numba")
+        self.engine_ = resolve_engine(
+            self.engine, self.device_, cpu_engine="numba", torch_engines=("torch", "torch-batched")
+        )
+        if self.engine == "auto" and self.engine_ == "torch" and not self.hs:
+            self.engine_ = "torch-batched"  # the GPU trainer
+        if self.engine_ == "torch-batched" and self.hs:
+            raise ValueError(
+                "engine='torch-batched' trains negative sampling only, but hs=1; use "
+                "engine='torch' (any device) or 'numba' (CPU) for hierarchical softmax."
+            )
         if self._warm():
             if self.wv_.vector_size != self.vector_size:
                 raise ValueError(
@@ -426,10 +435,6 @@ class Word2VecTransformer(BaseWordEmbedder):
         if warm and self.hs:
             syn1 = self.syn1_.copy()
         return syn1neg, syn1
-
-    def _batched_torch_engine(self):
-        """Whether the torch engine is the batched device trainer (see ``batch_size``)."""
-        return self.device_ != "cpu" and not self.hs
 
     def _fit_word_vectors(self, documents, analyzer):
         from ..kernels._sampling import keep_probabilities
@@ -474,16 +479,15 @@ class Word2VecTransformer(BaseWordEmbedder):
                 self.wv_ = self._keyed_vectors(engine.weights()[0], index_to_key, counts, warm)
                 self.vocabulary_ = self.wv_.key_to_index
 
-            with limit_threads(self.n_jobs, modules=(self.engine_,)) as n_threads:
+            pools = ("numba",) if self.engine_ == "numba" else ("torch",)
+            with limit_threads(self.n_jobs, modules=pools) as n_threads:
                 if self.engine_ == "numba":
                     engine = NumbaEngine(syn0, syn1neg, syn1, config, n_threads)
-                elif not self._batched_torch_engine():
+                elif self.engine_ == "torch":
                     engine = TorchEngine(
                         syn0, syn1neg, syn1, config, self.device_, self.batch_size or 4096, seed
                     )
                 else:
-                    from ..nn.sgns import SgnsEngine
-
                     engine = SgnsEngine(
                         syn0, syn1neg, syn1, config, self.device_, self.batch_size, seed
                     )

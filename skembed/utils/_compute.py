@@ -113,7 +113,7 @@ def resolve_device(device) -> str:
     return name
 
 
-def resolve_engine(engine, device_, *, cpu_engine, name="engine"):
+def resolve_engine(engine, device_, *, cpu_engine, torch_engines=("torch",), name="engine"):
     """Choose the implementation that computes, from ``engine`` and the resolved device.
 
     Call it in ``fit`` right after :func:`resolve_device` and before any
@@ -128,20 +128,23 @@ def resolve_engine(engine, device_, *, cpu_engine, name="engine"):
         The resolved device (output of :func:`resolve_device`).
     cpu_engine : str
         The estimator's CPU-only engine (``"numba"`` or ``"sklearn"``).
+    torch_engines : tuple of str, default=("torch",)
+        The estimator's torch engines (any device); ``"auto"`` picks the first
+        on a non-CPU device.
     name : str, default="engine"
         Parameter name used in the error message.
 
     Returns
     -------
     engine_ : str
-        ``cpu_engine`` or ``"torch"``. ``"auto"`` gives ``cpu_engine`` on the
-        CPU and ``"torch"`` on any other device.
+        ``cpu_engine`` or one of ``torch_engines``. ``"auto"`` gives
+        ``cpu_engine`` on the CPU and ``torch_engines[0]`` on any other device.
 
     Raises
     ------
     ValueError
         If the CPU engine is asked for on a non-CPU device, or ``engine`` is
-        not one of the three values.
+        not ``"auto"``, ``cpu_engine`` or one of ``torch_engines``.
 
     Examples
     --------
@@ -155,9 +158,9 @@ def resolve_engine(engine, device_, *, cpu_engine, name="engine"):
     ValueError: engine='numba' runs on the CPU only, but the device resolved to 'cuda:0'; use engine='auto' or 'torch' for a torch device.
     """
     if engine == "auto":
-        return cpu_engine if device_ == "cpu" else "torch"
-    if engine == "torch":
-        return "torch"
+        return cpu_engine if device_ == "cpu" else torch_engines[0]
+    if engine in torch_engines:
+        return engine
     if engine == cpu_engine:
         if device_ != "cpu":
             raise ValueError(
@@ -165,7 +168,8 @@ def resolve_engine(engine, device_, *, cpu_engine, name="engine"):
                 f"use {name}='auto' or 'torch' for a torch device."
             )
         return cpu_engine
-    raise ValueError(f"{name} must be 'auto', 'torch' or {cpu_engine!r}, got {engine!r}.")
+    allowed = ", ".join(repr(e) for e in ("auto", cpu_engine, *torch_engines))
+    raise ValueError(f"{name} must be one of {allowed}; got {engine!r}.")
 
 
 # --------------------------------------------------------------------------- threads

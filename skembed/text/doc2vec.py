@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import diverged
 from ..keyedvectors import KeyedVectors
-from ..utils._compute import limit_threads
+from ..utils._compute import THREAD_PARAMETER_CONSTRAINTS, limit_threads
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
 from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary, encode, iter_tokens
@@ -265,8 +265,7 @@ class Doc2VecTransformer(
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "infer_epochs": [Interval(Integral, 1, None, closed="left"), None],
         "infer_alpha": [Interval(Real, 0, None, closed="neither"), None],
-        "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        **THREAD_PARAMETER_CONSTRAINTS,
         "callbacks": [list, tuple, None],
         "verbose": ["verbose"],
     }

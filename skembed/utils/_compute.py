@@ -13,16 +13,56 @@ import os
 import sys
 from numbers import Integral
 
+from sklearn.utils._param_validation import Options
+
+
+class DeviceConstraint(Options):
+    """Parameter rule of ``device``: a device name or a ``torch.device``.
+
+    Checks the type and the name's form in ``_validate_params`` (so
+    ``device=3`` or ``device="gpu"`` fail before ``fit`` does any work, with
+    scikit-learn's ``InvalidParameterError``); whether the device exists in
+    this process is checked by :func:`resolve_device`. Never imports torch:
+    a ``torch.device`` is recognised by its type's module.
+
+    (A subclass of scikit-learn's ``Options``, the kind of rule its
+    ``make_constraint`` accepts; the membership test is replaced.)
+
+    Examples
+    --------
+    >>> c = DeviceConstraint()
+    >>> [c.is_satisfied_by(v) for v in ("cpu", "cuda:1", "AUTO", "gpu", 3, None)]
+    [True, True, True, False, False, False]
+    """
+
+    def __init__(self):
+        super().__init__(str, {"auto", "cpu", "cuda", "mps"})
+
+    def is_satisfied_by(self, val):
+        if type(val).__module__ == "torch" and type(val).__name__ == "device":
+            return True
+        if not isinstance(val, str):
+            return False
+        name = val.strip().lower()
+        return name in ("auto", "cpu", "cuda", "mps") or (
+            name.startswith("cuda:") and name[5:].isdigit()
+        )
+
+    def __str__(self):
+        return "a device name ('auto', 'cpu', 'cuda', 'cuda:N', 'mps') or a torch.device"
+
+
 #: Parameter rules shared by every estimator that computes with a choice of
 #: device, engine, threads and seed (merge into ``_parameter_constraints``;
-#: an estimator narrows ``engine`` with its own ``StrOptions``).
-#: ``device`` accepts ``torch.device`` objects too, so :func:`resolve_device`
-#: validates it in ``fit``, before any expensive work.
-COMPUTE_PARAMETER_CONSTRAINTS = {
-    "device": "no_validation",
+#: an estimator narrows ``engine`` with its own ``StrOptions``). Whether the
+#: device is available is checked by :func:`resolve_device` in ``fit``,
+#: before any expensive work.
+#: The part of it for estimators that compute on the CPU only (no ``device``).
+THREAD_PARAMETER_CONSTRAINTS = {
     "n_jobs": [Integral, None],
     "random_state": ["random_state"],
 }
+COMPUTE_PARAMETER_CONSTRAINTS = {"device": [DeviceConstraint()], **THREAD_PARAMETER_CONSTRAINTS}
 
 
 # --------------------------------------------------------------------------- devices

@@ -48,7 +48,6 @@ TEXT_PARAMETER_CONSTRAINTS = {
 }
 
 
-
 def oov_fraction(token_lists, vocabulary):
     """Fraction of the tokens not in ``vocabulary`` (0.0 without tokens); C-speed membership.
 

@@ -56,8 +56,12 @@ __all__ = [
     "MAX_DOCUMENT_LENGTH",
     "SYNC_TOKENS",
     "EncodedCorpus",
+    "check_objective",
     "chunk_seed",
+    "corpus_vocabulary",
+    "init_input_matrix",
     "kernel_config",
+    "output_layers",
     "train_epochs",
 ]
 
@@ -306,6 +310,97 @@ def kernel_config(
         sub_indices=np.zeros(0, np.int32) if input_rows[1] is None else input_rows[1],
         sync_tokens=int(sync_tokens),
     )
+
+
+def check_objective(estimator, rates=("alpha",)):
+    """The family's cross-parameter rules, checked before the corpus is read.
+
+    Parameters
+    ----------
+    estimator : Word2VecTransformer, FastTextTransformer or Doc2VecTransformer
+    rates : tuple of str, default=("alpha",)
+        Learning-rate parameters that decay to ``min_alpha`` (``None``
+        values are skipped; Doc2Vec adds ``"infer_alpha"``).
+
+    Raises
+    ------
+    ValueError
+        If ``min_alpha`` exceeds one of ``rates``, or ``negative=0`` with
+        ``hs=0`` (no training objective).
+    """
+    for name in rates:
+        value = getattr(estimator, name)
+        if value is not None and estimator.min_alpha > value:
+            raise ValueError(
+                f"min_alpha={estimator.min_alpha} exceeds {name}={value}: the learning rate "
+                f"decays from {name} to min_alpha, so min_alpha must not exceed it."
+            )
+    if not estimator.hs and estimator.negative == 0:
+        raise ValueError(
+            "negative=0 and hs=0 leave no training objective; set negative > 0 (negative "
+            "sampling) or hs=1 (hierarchical softmax)."
+        )
+
+
+def corpus_vocabulary(corpus, min_count, max_vocab_size):
+    """The vocabulary of an encoded corpus and the remap of its provisional ids.
+
+    Parameters
+    ----------
+    corpus : EncodedCorpus
+    min_count : int
+    max_vocab_size : int or None
+        As :func:`skembed.text._analyzer.build_vocabulary`.
+
+    Returns
+    -------
+    index_to_key : list of str
+        Kept words, most frequent first.
+    counts : numpy.ndarray of shape (n_words,), int64
+    remap : numpy.ndarray of shape (n_provisional,), int32
+        Vocabulary id of each id of the encoding (-1: dropped).
+    """
+    from ._analyzer import build_vocabulary
+
+    index_to_key, counts = build_vocabulary(
+        dict(zip(corpus.keys, corpus.counts.tolist(), strict=True)), min_count, max_vocab_size
+    )
+    pos = {w: i for i, w in enumerate(corpus.keys)}
+    remap = np.full(len(corpus.keys), -1, dtype=np.int32)
+    where = np.fromiter((pos[w] for w in index_to_key), np.int64, len(index_to_key))
+    remap[where] = np.arange(len(index_to_key), dtype=np.int32)
+    return index_to_key, counts, remap
+
+
+def init_input_matrix(n_rows, vector_size, rng):
+    """Fresh input matrix: ``(rand - 0.5) / vector_size`` per entry, as word2vec.c.
+
+    Parameters
+    ----------
+    n_rows, vector_size : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    syn0 : numpy.ndarray of shape (n_rows, vector_size), float32
+    """
+    syn0 = rng.random((n_rows, vector_size), dtype=np.float32)
+    syn0 -= np.float32(0.5)
+    syn0 /= np.float32(vector_size)
+    return syn0
+
+
+def output_layers(n_words, vector_size, *, negative, hs):
+    """Zero output layers: ``syn1neg`` (negative sampling) and ``syn1`` (HS inner nodes).
+
+    Returns
+    -------
+    syn1neg : numpy.ndarray of shape (n_words or 0, vector_size), float32
+    syn1 : numpy.ndarray of shape (max(n_words - 1, 1) or 0, vector_size), float32
+    """
+    syn1neg = np.zeros((n_words if negative > 0 else 0, vector_size), np.float32)
+    syn1 = np.zeros((max(n_words - 1, 1) if hs else 0, vector_size), np.float32)
+    return syn1neg, syn1
 
 
 def train_epochs(

@@ -26,14 +26,18 @@ from ..keyedvectors import KeyedVectors
 from ..utils._compute import THREAD_PARAMETER_CONSTRAINTS, limit_threads
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
-from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary, encode, iter_tokens
+from ._analyzer import DEFAULT_TOKEN_PATTERN, encode, iter_tokens
 from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
 from ._engines import KERNEL_LOCK, Doc2VecEngine
 from ._word2vec_training import (
     MAX_WINDOW,
     EncodedCorpus,
+    check_objective,
+    corpus_vocabulary,
     effective_window,
+    init_input_matrix,
     kernel_config,
+    output_layers,
     train_epochs,
 )
 
@@ -328,18 +332,7 @@ class Doc2VecTransformer(
     # ------------------------------------------------------------------ checks
     def _check_params(self):
         """Cross-parameter checks, before the corpus is read."""
-        for name in ("alpha", "infer_alpha"):
-            value = getattr(self, name)
-            if value is not None and self.min_alpha > value:
-                raise ValueError(
-                    f"min_alpha={self.min_alpha} exceeds {name}={value}: the learning rate "
-                    f"decays from {name} to min_alpha, so min_alpha must not exceed it."
-                )
-        if not self.hs and self.negative == 0:
-            raise ValueError(
-                "negative=0 and hs=0 leave no training objective; set negative > 0 (negative "
-                "sampling) or hs=1 (hierarchical softmax)."
-            )
+        check_objective(self, rates=("alpha", "infer_alpha"))
 
     def _trains_words(self):
         return bool(self.dm or self.dbow_words)
@@ -404,20 +397,14 @@ class Doc2VecTransformer(
         corpus = EncodedCorpus(documents, self._analyzer(), spill=spill)
         try:
             keys, doc_rows = self._tag_rows(tags, corpus.n_documents)
-            index_to_key, counts = build_vocabulary(
-                dict(zip(corpus.keys, corpus.counts.tolist(), strict=True)),
-                self.min_count,
-                self.max_vocab_size,
+            index_to_key, counts, remap = corpus_vocabulary(
+                corpus, self.min_count, self.max_vocab_size
             )
             vocabulary = {w: i for i, w in enumerate(index_to_key)}
-            remap = np.fromiter((vocabulary.get(w, -1) for w in corpus.keys), np.int32)
             n_words = len(index_to_key)
             # word rows, then document rows: one input matrix (see kernels/doc2vec.py)
-            syn0 = rng.random((n_words + len(keys), dim), dtype=np.float32)
-            syn0 -= np.float32(0.5)
-            syn0 /= np.float32(dim)
-            syn1neg = np.zeros((n_words if self.negative > 0 else 0, dim), np.float32)
-            syn1 = np.zeros((max(n_words - 1, 1) if self.hs else 0, dim), np.float32)
+            syn0 = init_input_matrix(n_words + len(keys), dim, rng)
+            syn1neg, syn1 = output_layers(n_words, dim, negative=self.negative, hs=self.hs)
             self.window_ = effective_window(self.window, corpus)
             config = self._config(counts)
             history = []

@@ -22,15 +22,19 @@ from ..utils._compute import (
     resolve_engine,
 )
 from ..utils._seeding import seed_from_random_state
-from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary
+from ._analyzer import DEFAULT_TOKEN_PATTERN
 from ._base import BaseWordEmbedder
 from ._engines import NumbaEngine, SgnsEngine, TorchEngine
 from ._word2vec_training import (
     MAX_WINDOW,
     SYNC_TOKENS,
     EncodedCorpus,
+    check_objective,
+    corpus_vocabulary,
     effective_window,
+    init_input_matrix,
     kernel_config,
+    output_layers,
     train_epochs,
 )
 
@@ -354,10 +358,7 @@ class Word2VecTransformer(BaseWordEmbedder):
     # ------------------------------------------------------- what subwords override
     def _init_input_matrix(self, n_words, rng):
         """Fresh input matrix: ``(rand - 0.5) / vector_size`` per entry, as word2vec.c."""
-        syn0 = rng.random((n_words, self.vector_size), dtype=np.float32)
-        syn0 -= np.float32(0.5)
-        syn0 /= np.float32(self.vector_size)
-        return syn0
+        return init_input_matrix(n_words, self.vector_size, rng)
 
     def _warm_input_matrix(self):
         """Input matrix of the fitted model (a copy: training must not touch ``wv_``)."""
@@ -377,16 +378,7 @@ class Word2VecTransformer(BaseWordEmbedder):
 
     def _check_params(self):
         """Cross-parameter and engine checks, before the corpus is read."""
-        if self.min_alpha > self.alpha:
-            raise ValueError(
-                f"min_alpha={self.min_alpha} exceeds alpha={self.alpha}: the learning rate "
-                "decays from alpha to min_alpha, so min_alpha must not exceed alpha."
-            )
-        if not self.hs and self.negative == 0:
-            raise ValueError(
-                "negative=0 and hs=0 leave no training objective; set negative > 0 (negative "
-                "sampling) or hs=1 (hierarchical softmax)."
-            )
+        check_objective(self)
         self.device_ = resolve_device(self.device)
         self.engine_ = resolve_engine(
             self.engine, self.device_, cpu_engine="numba", torch_engines=("torch", "torch-batched")
@@ -415,21 +407,10 @@ class Word2VecTransformer(BaseWordEmbedder):
         if warm:
             n = len(self.wv_)
             return self.wv_.index_to_key, self.wv_.counts, np.arange(n, dtype=np.int32)
-        index_to_key, counts = build_vocabulary(
-            dict(zip(corpus.keys, corpus.counts.tolist(), strict=True)),
-            self.min_count,
-            self.max_vocab_size,
-        )
-        pos = {w: i for i, w in enumerate(corpus.keys)}
-        remap = np.full(len(corpus.keys), -1, dtype=np.int32)
-        where = np.fromiter((pos[w] for w in index_to_key), np.int64, len(index_to_key))
-        remap[where] = np.arange(len(index_to_key), dtype=np.int32)
-        return index_to_key, counts, remap
+        return corpus_vocabulary(corpus, self.min_count, self.max_vocab_size)
 
     def _output_layers(self, n_words, warm):
-        dim = self.vector_size
-        syn1neg = np.zeros((n_words if self.negative > 0 else 0, dim), np.float32)
-        syn1 = np.zeros((max(n_words - 1, 1) if self.hs else 0, dim), np.float32)
+        syn1neg, syn1 = output_layers(n_words, self.vector_size, negative=self.negative, hs=self.hs)
         if warm and self.negative > 0:
             syn1neg = self.syn1neg_.copy()
         if warm and self.hs:

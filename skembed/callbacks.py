@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["Callback", "EarlyStopping", "call_hook", "make_record", "run_callbacks"]
+# make_record, run_callbacks and call_hook serve the training loop (skembed.utils._training)
+__all__ = ["Callback", "EarlyStopping"]
 
 
 class Callback:

@@ -15,7 +15,6 @@ and dropout.
 from __future__ import annotations
 
 import copy
-import time
 import warnings
 from numbers import Integral, Real
 
@@ -32,12 +31,11 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import TorchStateMixin
-from ..callbacks import make_record, run_callbacks
-from ..exceptions import diverged
+from ..callbacks import EarlyStopping
 from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_device
-from ..utils._progress import progress, report_epoch
 from ..utils._seeding import forked_torch_rng, torch_generator
 from ..utils._state import restore_on_failure
+from ..utils._training import run_epochs
 from ._preprocess import TabularPreprocessor, _is_dataframe
 
 #: rows per forward pass at inference (transform, score, validation loss)
@@ -65,6 +63,20 @@ TABULAR_PARAMETER_CONSTRAINTS = {
 }
 
 __all__ = ["BaseTabularEmbedder", "NeuralTabularBase"]
+
+
+def _best_epoch(records, tol, default):
+    """Epoch of the lowest ``valid_loss`` (``loss`` where none), by EarlyStopping's rule.
+
+    An epoch counts as better when it improves on the best so far by ``tol``
+    (relative); ``default`` when no record does.
+    """
+    best, best_epoch = np.inf, default
+    for record in records:
+        value = record["loss"] if record.get("valid_loss") is None else record["valid_loss"]
+        if value < best - tol * abs(best if np.isfinite(best) else 0.0):
+            best, best_epoch = value, record["epoch"]
+    return best_epoch
 
 
 class NeuralTabularBase(TorchStateMixin, TransformerMixin, BaseEstimator):
@@ -116,6 +128,49 @@ class NeuralTabularBase(TorchStateMixin, TransformerMixin, BaseEstimator):
             return None
         perm = rng.permutation(n_samples)
         return np.sort(perm[n_valid:]), np.sort(perm[:n_valid])
+
+    def _run_epochs(self, epoch_step, *, validated, before_callbacks=None, diverged_hint=""):
+        """Train ``model_`` for ``epochs`` epochs of ``epoch_step`` through :func:`run_epochs`.
+
+        With ``early_stopping`` and validation rows (``validated``), training
+        stops after ``patience`` epochs without a relative improvement of
+        ``tol`` of ``valid_loss`` and the best weights are restored. Sets
+        ``n_epochs_`` (before the callbacks of each epoch, which see the
+        module in eval mode) and ``best_epoch_``.
+        """
+        model = self.model_
+        stopper = None
+        if self.early_stopping and validated:
+            stopper = EarlyStopping(
+                monitor="valid_loss",
+                patience=self.patience,
+                tol=self.tol,
+                restore_best_weights=True,
+            )
+
+        def publish(record):
+            self.n_epochs_ = len(self.history_)
+            model.eval()  # callbacks may transform with the current weights
+            if before_callbacks is not None:
+                before_callbacks(record)
+
+        first = len(self.history_)
+        records = run_epochs(
+            self,
+            epoch_step,
+            n_epochs=self.epochs,
+            callbacks=self.callbacks,
+            early_stopping=stopper,
+            verbose=self.verbose,
+            diverged_hint=diverged_hint,
+            before_callbacks=publish,
+        )
+        model.eval()
+        self.n_epochs_ = len(self.history_)
+        if stopper is not None and stopper.best_epoch_ is not None:
+            self.best_epoch_ = stopper.best_epoch_
+        else:
+            self.best_epoch_ = _best_epoch(records, self.tol, default=first)
 
     def _rng_fork(self, seed):
         """Context: torch's global RNG (weight init, dropout) forked and seeded for ``device_``."""
@@ -340,16 +395,8 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, NeuralTabularBase):
         bs = int(min(self.batch_size, n))
         # with batch norm, a trailing batch of one row is merged away (dropped this epoch)
         stop = n - 1 if (self.batch_norm and n % bs == 1 and n > 1) else n
-        start_epoch = len(self.history_)
-        best = np.inf
-        best_state = None
-        best_epoch = start_epoch
-        bad_epochs = 0
-        bar = progress(
-            total=self.epochs, verbose=self.verbose, desc=type(self).__name__, unit="epoch"
-        )
-        for epoch in range(start_epoch + 1, start_epoch + self.epochs + 1):
-            t0 = time.perf_counter()
+
+        def epoch_step(epoch):
             model.train()
             perm = torch.randperm(n, generator=gen, device=device)
             xs = x_train.index_select(0, perm)
@@ -362,45 +409,17 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, NeuralTabularBase):
                 optimizer.step()
                 total += loss.detach() * xb.shape[0]
             train_loss = float(total) / stop
-            if not np.isfinite(train_loss):
-                bar.close()
-                raise diverged(
-                    self,
-                    epoch=epoch,
-                    loss=train_loss,
-                    parameter="learning_rate",
-                    value=self.learning_rate,
-                    hint="Check the input scale too (preprocessor='auto' standardises numeric "
-                    "columns).",
-                )
             valid_loss = None
-            if x_valid is not None:
+            if x_valid is not None and np.isfinite(train_loss):
                 valid_loss = float(self._mean_row_loss(x_valid))
-            record = make_record(epoch, train_loss, t0, valid_loss=valid_loss)
-            self.history_.append(record)
-            monitored = train_loss if valid_loss is None else valid_loss
-            if monitored < best - self.tol * abs(best if np.isfinite(best) else 0.0):
-                best, best_epoch, bad_epochs = monitored, epoch, 0
-                if self.early_stopping and x_valid is not None:
-                    best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            else:
-                bad_epochs += 1
-            report_epoch(bar, record, self.verbose)
-            self.n_epochs_ = len(self.history_)
-            self.best_epoch_ = best_epoch
-            model.eval()  # callbacks may transform with the current weights
-            stop_now = run_callbacks(self.callbacks, self, record)
-            model.train()
-            if stop_now or (
-                self.early_stopping and x_valid is not None and bad_epochs >= self.patience
-            ):
-                break
-        bar.close()
-        if best_state is not None:
-            model.load_state_dict(best_state)
-        model.eval()
-        self.n_epochs_ = len(self.history_)
-        self.best_epoch_ = best_epoch
+            return {"loss": train_loss, "valid_loss": valid_loss}
+
+        self._run_epochs(
+            epoch_step,
+            validated=x_valid is not None,
+            diverged_hint="Check the input scale too (preprocessor='auto' standardises numeric "
+            "columns).",
+        )
 
     def _mean_row_loss(self, x):
         import torch

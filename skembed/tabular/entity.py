@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from numbers import Integral
 
 import numpy as np
@@ -12,10 +11,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
-from ..callbacks import make_record, run_callbacks
-from ..exceptions import diverged
 from ..utils._compute import limit_threads, resolve_device
-from ..utils._progress import progress, report_epoch
 from ..utils._state import restore_on_failure
 from ._base import TABULAR_PARAMETER_CONSTRAINTS, NeuralTabularBase
 from ._entity_fit import EntityEpochStep, code_counts, cross_fit, embedding_tables
@@ -449,7 +445,12 @@ class EntityEmbedder(EntityInputMixin, NeuralTabularBase):
                 self.model_ = EntityEmbeddingNet(**config).to(device)
                 self.history_ = []
                 step = EntityEpochStep(self, self.model_, train, valid, shuffle_seed)
-                self._train(step, counts, validated=valid is not None)
+                self._run_epochs(
+                    step,
+                    validated=valid is not None,
+                    # callbacks see the current tables
+                    before_callbacks=self._publish_tables(counts) if self.callbacks else None,
+                )
             tables = embedding_tables(self.model_, counts)
             del train, valid, step
 
@@ -482,48 +483,11 @@ class EntityEmbedder(EntityInputMixin, NeuralTabularBase):
             return self
         return out
 
-    def _train(self, step, counts, validated):
-        """Train ``model_`` with ``step`` for ``epochs``: history, callbacks, early stopping."""
-        model, history = self.model_, self.history_
-        best, best_epoch, best_state, bad = np.inf, 0, None, 0
-        bar = progress(
-            total=self.epochs, verbose=self.verbose, desc=type(self).__name__, unit="epoch"
-        )
-        for epoch in range(len(history) + 1, len(history) + 1 + self.epochs):
-            t0 = time.perf_counter()
-            result = step(epoch)
-            loss, valid_loss = result["loss"], result["valid_loss"]
-            if not np.isfinite(loss):
-                bar.close()
-                raise diverged(
-                    self,
-                    epoch=epoch,
-                    loss=loss,
-                    parameter="learning_rate",
-                    value=self.learning_rate,
-                )
-            record = make_record(epoch, loss, t0, valid_loss=valid_loss)
-            history.append(record)
-            monitored = loss if valid_loss is None else valid_loss
-            if monitored < best - self.tol * abs(best if np.isfinite(best) else 0.0):
-                best, best_epoch, bad = monitored, epoch, 0
-                if self.early_stopping and validated:
-                    best_state = self._snapshot_weights()
-            else:
-                bad += 1
-            report_epoch(bar, record, self.verbose)
-            self.n_epochs_, self.best_epoch_ = len(history), best_epoch
-            stop = False
-            if self.callbacks:
-                self.embeddings_ = embedding_tables(model, counts)
-                stop = run_callbacks(self.callbacks, self, record)
-            if stop or (self.early_stopping and validated and bad >= self.patience):
-                break
-        bar.close()
-        if best_state is not None:
-            self._restore_weights(best_state)
-        model.eval()
-        self.n_epochs_, self.best_epoch_ = len(history), best_epoch
+    def _publish_tables(self, counts):
+        def publish(record):
+            self.embeddings_ = embedding_tables(self.model_, counts)
+
+        return publish
 
     def _assemble(self, codes, numeric, tables):
         blocks = [tables[k][codes[:, k]] for k in range(codes.shape[1])]

@@ -1,16 +1,19 @@
-"""Shared base of the neural tabular embedders: input handling, training loop, pickling.
+"""Shared bases of the neural tabular embedders: input checks, epoch steps, pickling.
 
-The training loop batches in-memory tensors (one permutation per epoch and
-contiguous slices of the permuted matrix, no DataLoader, no per-row Python
-objects), keeps the loss on the device and synchronises once per epoch,
-supports early stopping with restoration of the best weights, callbacks
-(:mod:`skembed.callbacks`), ``warm_start`` and per-epoch ``history_``
-records. A failed ``fit`` leaves the estimator as it was (a warm start
-trains a copy of the network). All randomness comes from
+:class:`NeuralTabularBase` holds what the autoencoder, the VAE and
+``EntityEmbedder`` share (DataFrame and ``hidden_layer_sizes`` checks, the
+``early_stopping`` validation split, the seeded torch-RNG fork, training
+through :func:`skembed.utils._training.run_epochs` with early stopping that
+restores the best weights, and :class:`skembed.base.TorchStateMixin`
+pickling). :class:`BaseTabularEmbedder` adds the autoencoders' preprocessing,
+epoch step and inference. The epoch step batches in-memory tensors (one
+permutation per epoch and contiguous slices of the permuted matrix, no
+DataLoader, no per-row Python objects) and keeps the loss on the device,
+synchronising once per epoch. A failed ``fit`` leaves the estimator as it
+was (a warm start trains a copy of the network). All randomness comes from
 ``random_state``: a local ``torch.Generator`` for shuffling and sampling, and
 a forked, seeded global RNG (restored afterwards) for weight initialisation
-and dropout.
-"""
+and dropout."""
 
 from __future__ import annotations
 

@@ -365,10 +365,9 @@ class EntityEmbedder(EntityInputMixin, NeuralTabularBase):
         return self._fit(X, y, crossfit=True)
 
     def _fit(self, X, y, crossfit):
-        # Why not BaseTabularEmbedder's loop: the cross fitting trains cv + 1
-        # networks on (categorical codes, numerics, target) triples, the fold
-        # networks without callbacks or history, while the base trains one
-        # autoencoder on X alone and writes its state on self.
+        # The final network trains through the shared loop (NeuralTabularBase._run_epochs);
+        # the cv fold networks of the cross fitting run the same epoch step for a fixed
+        # number of epochs, without history or callbacks (_entity_fit.cross_fit).
         # a failed fit (divergence, a raising callback, KeyboardInterrupt) leaves the
         # estimator exactly as it was
         with restore_on_failure(self):

@@ -104,3 +104,18 @@ def test_utils_import_no_estimator_package(path):
 def test_nothing_below_imports_model_selection_cli_or_dask(path):
     bad = sorted(name for name in imported_modules(path) if _is_within(name, TOP))
     assert not bad, f"{path.name} imports {bad}: model_selection/, cli.py and dask.py sit on top"
+
+
+def test_architecture_page_names_every_package_and_public_module():
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = []
+    for path in sorted(PACKAGE.iterdir()):
+        if path.is_dir() and (path / "__init__.py").exists():
+            if f"{path.name}/" not in page:
+                missing.append(f"{path.name}/")
+            for module in sorted(path.glob("*.py")):
+                if not module.stem.startswith("_") and module.stem not in page:
+                    missing.append(f"{path.name}/{module.name}")
+        elif path.suffix == ".py" and path.name not in page:
+            missing.append(path.name)
+    assert not missing, f"docs/architecture.md does not mention {missing}: add one line each"

@@ -32,7 +32,7 @@ import tempfile
 import time
 
 import numpy as np
-from _util import loadavg, minilm_dir
+from _util import best_of, loadavg, minilm_dir
 
 
 def bench_fit(args, workdir):
@@ -84,18 +84,10 @@ def bench_transform(args, docs, ours, m2v_dir):
     from skembed.text.bert import BertPooledEmbedder
 
     out = {}
-    best = np.inf
-    for _ in range(args.repeats):
-        t = time.perf_counter()
-        ours.transform(docs)
-        best = min(best, time.perf_counter() - t)
+    best, _ = best_of(ours.transform, args.repeats, docs)
     out["static"] = len(docs) / best
     m2v = StaticModel.from_pretrained(m2v_dir)
-    best = np.inf
-    for _ in range(args.repeats):
-        t = time.perf_counter()
-        m2v.encode(docs, use_multiprocessing=False)
-        best = min(best, time.perf_counter() - t)
+    best, _ = best_of(m2v.encode, args.repeats, docs, use_multiprocessing=False)
     out["model2vec"] = len(docs) / best
     bert = BertPooledEmbedder(
         device="cpu", max_length=256, truncation="truncate", batch_size=32, n_jobs=args.threads

@@ -119,3 +119,20 @@ def test_architecture_page_names_every_package_and_public_module():
         elif path.suffix == ".py" and path.name not in page:
             missing.append(path.name)
     assert not missing, f"docs/architecture.md does not mention {missing}: add one line each"
+
+
+def test_test_modules_do_not_import_each_other():
+    tests = Path(__file__).resolve().parent
+    bad = {}
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            names = [n for n in names if n.startswith(("test_", "tests.", "conftest"))]
+            if names:
+                bad.setdefault(path.name, []).extend(names)
+    assert not bad, f"test modules import each other: {bad}; share helpers in tests/_helpers.py"

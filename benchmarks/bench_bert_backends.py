@@ -30,7 +30,7 @@ import time
 import warnings
 
 import numpy as np
-from bench_bert import _docs, _model_dir  # the same documents and model
+from _util import bbc_sample, loadavg, minilm_dir  # the same documents and model as bench_bert
 
 VARIANTS = (
     ("torch fp32", "torch", None),
@@ -40,11 +40,6 @@ VARIANTS = (
     ("openvino fp32", "openvino", None),
     ("openvino int8", "openvino", "int8"),
 )
-
-
-def _load():
-    with open("/proc/loadavg") as f:
-        return f.read().split()[0]
 
 
 def _cosine(a, b):
@@ -92,7 +87,7 @@ def bench_speed(args, docs):
 
     from skembed.utils._compute import limit_threads
 
-    st = SentenceTransformer(_model_dir(), device="cpu")
+    st = SentenceTransformer(minilm_dir(), device="cpu")
     probe = docs[:: args.probe_every]
     print(
         f"== {len(docs)} BBC News documents, batch {args.batch_size}, {args.threads} threads; "
@@ -138,7 +133,7 @@ def bench_speed(args, docs):
             cos = _cosine(out, ref)
             print(
                 f"{'skembed ' + name:22} {rate:>8.1f} {st_near:>9.1f} {rate / st_near:>5.2f}x "
-                f"{cos.mean():>9.5f} {cos.min():>9.5f} {fit_s:>6.1f} {_load():>5}",
+                f"{cos.mean():>9.5f} {cos.min():>9.5f} {fit_s:>6.1f} {loadavg():>5}",
                 flush=True,
             )
 
@@ -146,7 +141,7 @@ def bench_speed(args, docs):
 def bench_accuracy(args):
     from skembed.model_selection import compare_embedders
 
-    docs, labels = _docs(args.accuracy_docs)
+    docs, labels = bbc_sample(args.accuracy_docs)
     L = args.max_length[-1]
     embedders = {
         f"skembed {name}": _estimator(args, L, backend, quantize, cache="memory")
@@ -163,7 +158,7 @@ def bench_accuracy(args):
     for name in embedders:
         mean, std = scores[name]
         print(f"{name:22} {mean:>9.4f} {std:>6.4f} {mean - ref:>+14.4f}")
-    print(f"({time.perf_counter() - t0:.0f} s, load {_load()})")
+    print(f"({time.perf_counter() - t0:.0f} s, load {loadavg()})")
 
 
 def main(argv=None):
@@ -182,7 +177,7 @@ def main(argv=None):
     parser.add_argument("--accuracy-docs", type=int, default=1000)
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
-    docs, _ = _docs(args.n_docs)
+    docs, _ = bbc_sample(args.n_docs)
     bench_speed(args, docs)
     if args.accuracy:
         bench_accuracy(args)

@@ -35,15 +35,10 @@ import os
 import time
 
 import numpy as np
+from _util import bbc_tokens, default_debdocs, loadavg
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_DEBDOCS = os.path.join(REPO, "..", "shared", "data", "debdocs-11m.txt.gz")
+DEFAULT_DEBDOCS = default_debdocs()
 SETTINGS = dict(vector_size=100, window=5, negative=5, min_count=5, sample=1e-3)
-
-
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return f.read().split()[0]
 
 
 class GensimDoc2Vec:
@@ -96,12 +91,7 @@ def skembed_estimator(dm, epochs, n_jobs=2):
 
 
 def bbc_documents():
-    from skembed.datasets import load_bbc_news
-    from skembed.text._analyzer import build_analyzer
-
-    X, y = load_bbc_news()
-    analyzer = build_analyzer()
-    return [analyzer(d) for d in X], np.asarray(y)
+    return bbc_tokens(return_labels=True)
 
 
 def warm_up():

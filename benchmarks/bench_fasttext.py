@@ -26,7 +26,14 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _util import repo_root, run_isolated  # noqa: E402
+from _util import (  # noqa: E402
+    bbc_tokens,
+    default_debdocs,
+    peak_rss_mb,
+    read_tokens,
+    run_isolated,
+    word_scores,
+)
 
 TINY = ["the cat sat on the mat", "the dog sat on the log", "cats and dogs"] * 20
 
@@ -34,33 +41,15 @@ TINY = ["the cat sat on the mat", "the dog sat on the log", "cats and dogs"] * 2
 def _load_corpus(name, path, max_tokens):
     """Token lists of a corpus (the same lists go to both tools)."""
     if name == "bbc":
-        from skembed.datasets import load_bbc_news
-        from skembed.text._analyzer import build_analyzer
-
-        analyzer = build_analyzer()
-        docs = [analyzer(t) for t in load_bbc_news()[0]]
-    elif name == "tiny":
-        docs = [t.split() for t in TINY]
-    else:
-        from skembed.text import LineCorpus
-
-        docs, n = [], 0
-        for toks in LineCorpus(path, max_document_length=10_000):
-            docs.append(toks)
-            n += len(toks)
-            if max_tokens and n >= max_tokens:
-                break
-    return docs
+        return bbc_tokens()
+    if name == "tiny":
+        return [t.split() for t in TINY]
+    return read_tokens(path, max_tokens, max_document_length=10_000)[0]
 
 
 def child(spec):
     """Train one tool on one corpus and print a JSON line of figures (runs in a subprocess)."""
-    import resource
     import time
-
-    from gensim.test.utils import datapath
-
-    from skembed.evaluation import word_analogy, word_similarity
 
     docs = _load_corpus(spec["corpus"], spec.get("path"), spec.get("max_tokens"))
     n_tokens = sum(len(d) for d in docs)
@@ -114,14 +103,11 @@ def child(spec):
         "seconds": elapsed,
         "cpu_seconds": cpu,
         "words_per_s": n_tokens * p["epochs"] / elapsed,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        "peak_rss_mb": peak_rss_mb(),
     }
     if spec["corpus"] != "tiny":
-        out["wordsim"] = word_similarity(wv, datapath("wordsim353.tsv"))["spearman"]
-        out["simlex"] = word_similarity(wv, datapath("simlex999.txt"))["spearman"]
-        out["analogy"] = word_analogy(wv, datapath("questions-words.txt"), restrict_vocab=30000)[
-            "accuracy"
-        ]
+        scores = word_scores(wv, analogy=True, restrict_vocab=30000)
+        out.update({key: scores[key] for key in ("wordsim", "simlex", "analogy")})
     print(json.dumps(out))
 
 
@@ -130,19 +116,11 @@ def _run(spec, env=None):
         f"import json, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
         f"import bench_fasttext; bench_fasttext.child(json.loads({json.dumps(spec)!r}))"
     )
-    old = os.environ.copy()
-    try:
-        os.environ.update(env or {})
-        return run_isolated(code)
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
+    return run_isolated(code, env=env)
 
 
 def main(argv=None):
-    default_deb = os.environ.get(
-        "SKEMBED_DEBDOCS", os.path.join(repo_root(), "..", "shared", "data", "debdocs-11m.txt.gz")
-    )
+    default_deb = default_debdocs()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument(
         "--corpora",

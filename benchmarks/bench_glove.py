@@ -38,14 +38,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_DEBDOCS = os.environ.get(
-    "SKEMBED_DEBDOCS", os.path.join(REPO, "..", "shared", "data", "debdocs-11m.txt.gz")
-)
+from _util import bbc_tokens, default_debdocs, run_script, word_scores
+
+DEFAULT_DEBDOCS = default_debdocs()
 
 # Stanford GloVe C tools on this 2-core machine class (issue 3)
 C_TOOLS = {
@@ -74,29 +71,19 @@ def _reset_peak():
 
 def _load(corpus, repeat, lines):
     if corpus == "bbc":
-        from skembed.datasets import load_bbc_news
-        from skembed.text._analyzer import build_analyzer, tokenize
-
-        texts, _ = load_bbc_news()
-        tokens = tokenize(list(texts), build_analyzer())
-        return [list(t) for t in tokens] * repeat
+        return bbc_tokens(repeat)
     from skembed.text import LineCorpus
 
     return LineCorpus(corpus, limit=lines)
 
 
 def _evaluate(kv):
-    from gensim.test.utils import datapath
-
-    from skembed.evaluation import word_similarity
-
-    ws = word_similarity(kv, datapath("wordsim353.tsv"))
-    sl = word_similarity(kv, datapath("simlex999.txt"))
+    scores = word_scores(kv)
     return {
-        "ws353": ws["spearman"],
-        "simlex": sl["spearman"],
-        "ws_oov": ws["oov_ratio"],
-        "sl_oov": sl["oov_ratio"],
+        "ws353": scores["wordsim"],
+        "simlex": scores["simlex"],
+        "ws_oov": scores["wordsim_oov"],
+        "sl_oov": scores["simlex_oov"],
     }
 
 
@@ -187,8 +174,6 @@ def worker_gensim(args):
 # ----------------------------------------------------------------------------- driver side
 def run_worker(kind, corpus, repeat, args):
     cmd = [
-        sys.executable,
-        os.path.abspath(__file__),
         "--worker",
         kind,
         "--corpus",
@@ -206,11 +191,7 @@ def run_worker(kind, corpus, repeat, args):
     ]
     if args.lines is not None:
         cmd += ["--lines", str(args.lines)]
-    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if res.returncode != 0:
-        print(res.stderr[-3000:], file=sys.stderr)
-        raise SystemExit(f"worker {kind} on {corpus} failed")
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    return run_script(__file__, cmd)
 
 
 def fmt(x, spec=".1f"):

@@ -36,13 +36,13 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import sys
 import time
 from collections import Counter
 
 import numpy as np
+from _util import default_debdocs, read_tokens
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
@@ -61,18 +61,7 @@ def _sync(device):
 # ----------------------------------------------------------------------------- corpus
 def load_corpus(path, max_tokens=None):
     """Documents (lists of str) of a one-paragraph-per-line gzip corpus, and the token count."""
-    docs, n = [], 0
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            toks = line.split()
-            if not toks:
-                continue
-            docs.append(toks)
-            n += len(toks)
-            if max_tokens and n >= max_tokens:
-                break
-    return docs, n
+    return read_tokens(path, max_tokens, skip_empty=True)
 
 
 class Encoded:
@@ -455,9 +444,7 @@ def main(argv=None):
     parser.add_argument("--allow-cpu", action="store_true", help="run on the CPU without CUDA")
     parser.add_argument(
         "--debdocs",
-        default=os.environ.get(
-            "SKEMBED_DEBDOCS", os.path.join(REPO, "..", "shared", "data", "debdocs-11m.txt.gz")
-        ),
+        default=default_debdocs(),
     )
     parser.add_argument("--prefix-tokens", type=int, default=0, help="0: the whole corpus")
     parser.add_argument("--epochs", type=int, default=5)

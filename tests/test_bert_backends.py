@@ -12,15 +12,15 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from _helpers import BERT_DOCS, build_tiny, minilm_dir, save_tiny  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
-from test_bert import DOCS as BERT_DOCS  # noqa: E402  (skips itself without the model package)
-from test_bert import MODEL_DIR, build_tiny, save_tiny  # noqa: E402
 
 from skembed.text import _export  # noqa: E402
 from skembed.text._embedding_cache import EmbeddingCache  # noqa: E402
 from skembed.text.bert import BertPooledEmbedder  # noqa: E402
 
+MODEL_DIR = minilm_dir()  # skips this module without the model package
 DOCS = [*BERT_DOCS, ""]  # test_bert's documents and an empty one
 
 

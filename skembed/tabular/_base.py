@@ -1,6 +1,6 @@
 """Shared bases of the neural tabular embedders: input checks, epoch steps, pickling.
 
-:class:`NeuralTabularBase` holds what the autoencoder, the VAE and
+:class:`BaseNeuralTabularEmbedder` holds what the autoencoder, the VAE and
 ``EntityEmbedder`` share (DataFrame and ``hidden_layer_sizes`` checks, the
 ``early_stopping`` validation split, the seeded torch-RNG fork, training
 through :func:`skembed.utils._training.run_epochs` with early stopping that
@@ -65,7 +65,7 @@ TABULAR_PARAMETER_CONSTRAINTS = {
     "callbacks": [list, tuple, None],
 }
 
-__all__ = ["BaseTabularEmbedder", "NeuralTabularBase"]
+__all__ = ["BaseTabularEmbedder", "BaseNeuralTabularEmbedder"]
 
 
 def _best_epoch(records, tol, default):
@@ -82,7 +82,7 @@ def _best_epoch(records, tol, default):
     return best_epoch
 
 
-class NeuralTabularBase(TorchStateMixin, TransformerMixin, BaseEstimator):
+class BaseNeuralTabularEmbedder(TorchStateMixin, TransformerMixin, BaseEstimator):
     """What every torch-trained tabular estimator shares (not public).
 
     The DataFrame input check, the ``hidden_layer_sizes`` check, the
@@ -180,7 +180,7 @@ class NeuralTabularBase(TorchStateMixin, TransformerMixin, BaseEstimator):
         return forked_torch_rng(seed, self.device_)
 
 
-class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, NeuralTabularBase):
+class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, BaseNeuralTabularEmbedder):
     """Base of :class:`AutoencoderEmbedder` and :class:`VAEEmbedder` (not public).
 
     Subclasses set ``_module_kind`` and implement ``_train_loss(model, x, gen)``

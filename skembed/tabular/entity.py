@@ -13,7 +13,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 
 from ..utils._compute import limit_threads, resolve_device
 from ..utils._state import restore_on_failure
-from ._base import TABULAR_PARAMETER_CONSTRAINTS, NeuralTabularBase
+from ._base import TABULAR_PARAMETER_CONSTRAINTS, BaseNeuralTabularEmbedder
 from ._entity_fit import EntityEpochStep, code_counts, cross_fit, embedding_tables
 from ._entity_input import EntityInputMixin, embedding_width
 from ._preprocess import _is_dataframe
@@ -24,7 +24,7 @@ __all__ = ["EntityEmbedder", "embedding_width"]
 _NOT_SHARED = ("n_components", "batch_norm", "preprocessor", "warm_start")
 
 
-class EntityEmbedder(EntityInputMixin, NeuralTabularBase):
+class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
     """Supervised entity embeddings of categorical columns (Guo & Berkhahn 2016).
 
     Each categorical column gets its own ``torch.nn.Embedding`` table; the
@@ -365,7 +365,7 @@ class EntityEmbedder(EntityInputMixin, NeuralTabularBase):
         return self._fit(X, y, crossfit=True)
 
     def _fit(self, X, y, crossfit):
-        # The final network trains through the shared loop (NeuralTabularBase._run_epochs);
+        # The final network trains through the shared loop (BaseNeuralTabularEmbedder._run_epochs);
         # the cv fold networks of the cross fitting run the same epoch step for a fixed
         # number of epochs, without history or callbacks (_entity_fit.cross_fit).
         # a failed fit (divergence, a raising callback, KeyboardInterrupt) leaves the

@@ -326,6 +326,21 @@ def test_missing_numeric_values_sit_at_the_mean():
     assert np.isfinite(out).all()
 
 
+def test_reproducible_and_global_rng_untouched():
+    # weight init and dropout draw from torch's global RNG, forked and seeded inside fit
+    import torch
+
+    X, y = grouped()
+    params = {**FAST, "dropout": 0.2, "cv": 2}
+    state = torch.random.get_rng_state()
+    a = EntityEmbedder(**params).fit_transform(X, y)
+    assert torch.equal(state, torch.random.get_rng_state())
+    b = EntityEmbedder(**params).fit_transform(X, y)
+    c = EntityEmbedder(**{**params, "random_state": 1}).fit_transform(X, y)
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
 def test_pickle_round_trip():
     X, y = grouped()
     est = EntityEmbedder(**FAST).fit(X, y)
@@ -338,6 +353,28 @@ def test_pickle_round_trip():
         a = est.model_(torch.from_numpy(codes), torch.zeros(len(X), 1))
         b = back.model_(torch.from_numpy(codes), torch.zeros(len(X), 1))
     torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_pickle_stores_plain_arrays_and_keeps_the_network_on_the_cpu(monkeypatch):
+    # the shared torch-state scheme (skembed.base.TorchStateMixin): numeric arrays, no torch
+    # pickle; the network of a model trained on an absent GPU loads on the CPU, silently,
+    # since EntityEmbedder keeps its fitted network there whatever device_ says
+    import warnings
+
+    import skembed.utils._compute
+
+    X, y = grouped()
+    est = EntityEmbedder(**FAST).fit(X, y)
+    weights = est.__getstate__()["_packed_model_"]["state_dict"]
+    assert all(isinstance(v, np.ndarray) and v.dtype.kind == "f" for v in weights.values())
+    est.device_ = "cuda:0"
+    monkeypatch.setattr(skembed.utils._compute, "available_devices", lambda: ["cpu"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back = pickle.loads(pickle.dumps(est))
+    assert back.device_ == "cuda:0"
+    assert next(back.model_.parameters()).device.type == "cpu"
+    np.testing.assert_array_equal(back.transform(X), est.transform(X))
 
 
 def test_bad_parameters_fail_before_training():

@@ -1,22 +1,23 @@
-"""Shared base of the neural tabular embedders: input handling, training loop, pickling.
+"""Shared bases of the neural tabular embedders: input checks, epoch steps, pickling.
 
-The training loop batches in-memory tensors (one permutation per epoch and
-contiguous slices of the permuted matrix, no DataLoader, no per-row Python
-objects), keeps the loss on the device and synchronises once per epoch,
-supports early stopping with restoration of the best weights, callbacks
-(:mod:`skembed.callbacks`), ``warm_start`` and per-epoch ``history_``
-records. A failed ``fit`` leaves the estimator as it was (a warm start
-trains a copy of the network). All randomness comes from
+:class:`BaseNeuralTabularEmbedder` holds what the autoencoder, the VAE and
+``EntityEmbedder`` share (DataFrame and ``hidden_layer_sizes`` checks, the
+``early_stopping`` validation split, the seeded torch-RNG fork, training
+through :func:`skembed.utils._training.run_epochs` with early stopping that
+restores the best weights, and :class:`skembed.base.TorchStateMixin`
+pickling). :class:`BaseTabularEmbedder` adds the autoencoders' preprocessing,
+epoch step and inference. The epoch step batches in-memory tensors (one
+permutation per epoch and contiguous slices of the permuted matrix, no
+DataLoader, no per-row Python objects) and keeps the loss on the device,
+synchronising once per epoch. A failed ``fit`` leaves the estimator as it
+was (a warm start trains a copy of the network). All randomness comes from
 ``random_state``: a local ``torch.Generator`` for shuffling and sampling, and
 a forked, seeded global RNG (restored afterwards) for weight initialisation
-and dropout.
-"""
+and dropout."""
 
 from __future__ import annotations
 
 import copy
-import io
-import time
 import warnings
 from numbers import Integral, Real
 
@@ -32,13 +33,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..callbacks import make_record, run_callbacks
-from ..exceptions import diverged
-from ..utils import _compute
+from ..base import TorchStateMixin
+from ..callbacks import EarlyStopping
 from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_device
-from ..utils._progress import progress, report_epoch
-from ..utils._seeding import torch_generator
+from ..utils._seeding import forked_torch_rng, torch_generator
 from ..utils._state import restore_on_failure
+from ..utils._training import run_epochs
 from ._preprocess import TabularPreprocessor, _is_dataframe
 
 #: rows per forward pass at inference (transform, score, validation loss)
@@ -65,10 +65,122 @@ TABULAR_PARAMETER_CONSTRAINTS = {
     "callbacks": [list, tuple, None],
 }
 
-__all__ = ["BaseTabularEmbedder"]
+__all__ = ["BaseTabularEmbedder", "BaseNeuralTabularEmbedder"]
 
 
-class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+def _best_epoch(records, tol, default):
+    """Epoch of the lowest ``valid_loss`` (``loss`` where none), by EarlyStopping's rule.
+
+    An epoch counts as better when it improves on the best so far by ``tol``
+    (relative); ``default`` when no record does.
+    """
+    best, best_epoch = np.inf, default
+    for record in records:
+        value = record["loss"] if record.get("valid_loss") is None else record["valid_loss"]
+        if value < best - tol * abs(best if np.isfinite(best) else 0.0):
+            best, best_epoch = value, record["epoch"]
+    return best_epoch
+
+
+class BaseNeuralTabularEmbedder(TorchStateMixin, TransformerMixin, BaseEstimator):
+    """What every torch-trained tabular estimator shares (not public).
+
+    The DataFrame input check, the ``hidden_layer_sizes`` check, the
+    validation split of ``early_stopping``, the seeded fork of torch's global
+    RNG and the pickling of ``model_`` (:class:`skembed.base.TorchStateMixin`).
+    :class:`BaseTabularEmbedder` (autoencoder, VAE) and
+    :class:`~skembed.tabular.EntityEmbedder` derive from it.
+    """
+
+    def _check_frame(self, X, reset):
+        """Check a DataFrame's columns (names, count) and refuse an empty one; return it."""
+        validate_data(self, X, reset=reset, skip_check_array=True)
+        for axis, what in ((0, "sample"), (1, "feature")):
+            if X.shape[axis] == 0:
+                raise ValueError(
+                    f"Found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 "
+                    f"is required by {type(self).__name__}."
+                )
+        return X
+
+    def _hidden_sizes(self):
+        """``hidden_layer_sizes`` as a tuple of positive ints (else a ValueError)."""
+        hidden = tuple(int(h) for h in self.hidden_layer_sizes)
+        if any(h < 1 for h in hidden):
+            raise ValueError(
+                f"hidden_layer_sizes must hold positive ints, got {self.hidden_layer_sizes!r}."
+            )
+        return hidden
+
+    def _validation_split(self, rng, n_samples):
+        """``(train_rows, valid_rows)`` sorted, drawn from ``rng``, or None.
+
+        None without ``early_stopping``, and (with a warning) when the
+        ``validation_fraction`` leaves no training row.
+        """
+        if not self.early_stopping:
+            return None
+        n_valid = int(np.ceil(self.validation_fraction * n_samples))
+        if n_samples - n_valid < 1 or n_valid < 1:
+            warnings.warn(
+                f"early_stopping needs at least 2 rows; training on all {n_samples} rows "
+                "without validation.",
+                UserWarning,
+                stacklevel=4,
+            )
+            return None
+        perm = rng.permutation(n_samples)
+        return np.sort(perm[n_valid:]), np.sort(perm[:n_valid])
+
+    def _run_epochs(self, epoch_step, *, validated, before_callbacks=None, diverged_hint=""):
+        """Train ``model_`` for ``epochs`` epochs of ``epoch_step`` through :func:`run_epochs`.
+
+        With ``early_stopping`` and validation rows (``validated``), training
+        stops after ``patience`` epochs without a relative improvement of
+        ``tol`` of ``valid_loss`` and the best weights are restored. Sets
+        ``n_epochs_`` (before the callbacks of each epoch, which see the
+        module in eval mode) and ``best_epoch_``.
+        """
+        model = self.model_
+        stopper = None
+        if self.early_stopping and validated:
+            stopper = EarlyStopping(
+                monitor="valid_loss",
+                patience=self.patience,
+                tol=self.tol,
+                restore_best_weights=True,
+            )
+
+        def publish(record):
+            self.n_epochs_ = len(self.history_)
+            model.eval()  # callbacks may transform with the current weights
+            if before_callbacks is not None:
+                before_callbacks(record)
+
+        first = len(self.history_)
+        records = run_epochs(
+            self,
+            epoch_step,
+            n_epochs=self.epochs,
+            callbacks=self.callbacks,
+            early_stopping=stopper,
+            verbose=self.verbose,
+            diverged_hint=diverged_hint,
+            before_callbacks=publish,
+        )
+        model.eval()
+        self.n_epochs_ = len(self.history_)
+        if stopper is not None and stopper.best_epoch_ is not None:
+            self.best_epoch_ = stopper.best_epoch_
+        else:
+            self.best_epoch_ = _best_epoch(records, self.tol, default=first)
+
+    def _rng_fork(self, seed):
+        """Context: torch's global RNG (weight init, dropout) forked and seeded for ``device_``."""
+        return forked_torch_rng(seed, self.device_)
+
+
+class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, BaseNeuralTabularEmbedder):
     """Base of :class:`AutoencoderEmbedder` and :class:`VAEEmbedder` (not public).
 
     Subclasses set ``_module_kind`` and implement ``_train_loss(model, x, gen)``
@@ -79,6 +191,12 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
 
     _module_kind = "autoencoder"
     _parameter_constraints: dict = dict(TABULAR_PARAMETER_CONSTRAINTS)
+    _transient_attributes = ("_layout_cache",)
+
+    def _module_classes(self):
+        from ..nn.autoencoder import MODULES
+
+        return MODULES
 
     # ------------------------------------------------------------------ tags
     def __sklearn_tags__(self):
@@ -95,18 +213,7 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
     # ------------------------------------------------------------------ input
     def _validate_input(self, X, reset):
         if _is_dataframe(X):
-            validate_data(self, X, reset=reset, skip_check_array=True)
-            if X.shape[0] == 0:
-                raise ValueError(
-                    f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is "
-                    f"required by {type(self).__name__}."
-                )
-            if X.shape[1] == 0:
-                raise ValueError(
-                    f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
-                    f"required by {type(self).__name__}."
-                )
-            return X
+            return self._check_frame(X, reset)
         if self.preprocessor is None:
             return validate_data(self, X, reset=reset, dtype=[np.float32, np.float64])
         finite = "allow-nan" if isinstance(self.preprocessor, str) else False
@@ -174,11 +281,7 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
     def _build_module(self, n_inputs):
         from ..nn.autoencoder import build_module
 
-        hidden = tuple(int(h) for h in self.hidden_layer_sizes)
-        if any(h < 1 for h in hidden):
-            raise ValueError(
-                f"hidden_layer_sizes must hold positive ints, got {self.hidden_layer_sizes!r}."
-            )
+        hidden = self._hidden_sizes()
         config = dict(
             n_inputs=int(n_inputs),
             n_components=int(self.n_components),
@@ -188,23 +291,6 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
             batch_norm=bool(self.batch_norm),
         )
         return build_module(self._module_kind, config)
-
-    def _rng_fork(self, seed):
-        import contextlib
-
-        import torch
-
-        devices = []
-        if self.device_.startswith("cuda"):
-            devices = [int(self.device_.split(":")[1])]
-
-        @contextlib.contextmanager
-        def forked():
-            with torch.random.fork_rng(devices=devices, device_type="cuda"):
-                torch.manual_seed(seed)
-                yield
-
-        return forked()
 
     def _batched_rows(self, fn, Xt):
         """Apply ``fn`` to inference batches of ``Xt``; concatenate results on the CPU."""
@@ -274,21 +360,9 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
 
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(0, 2**31 - 1))
-        valid_idx = None
-        if self.early_stopping:
-            n_valid = int(np.ceil(self.validation_fraction * n_samples))
-            if n_samples - n_valid < 1 or n_valid < 1:
-                warnings.warn(
-                    f"early_stopping needs at least 2 rows; training on all {n_samples} rows "
-                    "without validation.",
-                    UserWarning,
-                    stacklevel=2,
-                )
-            else:
-                perm = rng.permutation(n_samples)
-                valid_idx, train_idx = np.sort(perm[:n_valid]), np.sort(perm[n_valid:])
-        if valid_idx is not None:
-            X_train, X_valid = Xt[train_idx], Xt[valid_idx]
+        split = self._validation_split(rng, n_samples)
+        if split is not None:
+            X_train, X_valid = Xt[split[0]], Xt[split[1]]
         else:
             X_train, X_valid = Xt, None
         if self.batch_norm and X_train.shape[0] < 2:
@@ -324,16 +398,8 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         bs = int(min(self.batch_size, n))
         # with batch norm, a trailing batch of one row is merged away (dropped this epoch)
         stop = n - 1 if (self.batch_norm and n % bs == 1 and n > 1) else n
-        start_epoch = len(self.history_)
-        best = np.inf
-        best_state = None
-        best_epoch = start_epoch
-        bad_epochs = 0
-        bar = progress(
-            total=self.epochs, verbose=self.verbose, desc=type(self).__name__, unit="epoch"
-        )
-        for epoch in range(start_epoch + 1, start_epoch + self.epochs + 1):
-            t0 = time.perf_counter()
+
+        def epoch_step(epoch):
             model.train()
             perm = torch.randperm(n, generator=gen, device=device)
             xs = x_train.index_select(0, perm)
@@ -346,45 +412,17 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
                 optimizer.step()
                 total += loss.detach() * xb.shape[0]
             train_loss = float(total) / stop
-            if not np.isfinite(train_loss):
-                bar.close()
-                raise diverged(
-                    self,
-                    epoch=epoch,
-                    loss=train_loss,
-                    parameter="learning_rate",
-                    value=self.learning_rate,
-                    hint="Check the input scale too (preprocessor='auto' standardises numeric "
-                    "columns).",
-                )
             valid_loss = None
-            if x_valid is not None:
+            if x_valid is not None and np.isfinite(train_loss):
                 valid_loss = float(self._mean_row_loss(x_valid))
-            record = make_record(epoch, train_loss, t0, valid_loss=valid_loss)
-            self.history_.append(record)
-            monitored = train_loss if valid_loss is None else valid_loss
-            if monitored < best - self.tol * abs(best if np.isfinite(best) else 0.0):
-                best, best_epoch, bad_epochs = monitored, epoch, 0
-                if self.early_stopping and x_valid is not None:
-                    best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            else:
-                bad_epochs += 1
-            report_epoch(bar, record, self.verbose)
-            self.n_epochs_ = len(self.history_)
-            self.best_epoch_ = best_epoch
-            model.eval()  # callbacks may transform with the current weights
-            stop_now = run_callbacks(self.callbacks, self, record)
-            model.train()
-            if stop_now or (
-                self.early_stopping and x_valid is not None and bad_epochs >= self.patience
-            ):
-                break
-        bar.close()
-        if best_state is not None:
-            model.load_state_dict(best_state)
-        model.eval()
-        self.n_epochs_ = len(self.history_)
-        self.best_epoch_ = best_epoch
+            return {"loss": train_loss, "valid_loss": valid_loss}
+
+        self._run_epochs(
+            epoch_step,
+            validated=x_valid is not None,
+            diverged_hint="Check the input scale too (preprocessor='auto' standardises numeric "
+            "columns).",
+        )
 
     def _mean_row_loss(self, x):
         import torch
@@ -528,57 +566,3 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         Xt = self._check_fitted_input(X)
         with limit_threads(self.n_jobs):
             return -self._mean_row_loss(self._tensor(Xt))
-
-    # ------------------------------------------------------------------ pickling
-    def __getstate__(self):
-        state = dict(super().__getstate__())
-        state.pop("_layout_cache", None)
-        model = state.pop("model_", None)
-        if model is not None:
-            import torch
-
-            buf = io.BytesIO()
-            torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, buf)
-            state["_packed_model_"] = {
-                "kind": model.kind,
-                "config": dict(model.config),
-                "state_dict": buf.getvalue(),
-            }
-        return state
-
-    def __setstate__(self, state):
-        packed = state.pop("_packed_model_", None)
-        super().__setstate__(state)
-        if packed is None:
-            return
-        import torch
-
-        from ..nn._checked import build_checked
-        from ..nn.autoencoder import MODULES
-
-        what = type(self).__name__
-        if not isinstance(packed, dict) or packed.get("kind") not in MODULES:
-            raise ValueError(f"{what}: the stored model is damaged or was not written by skembed.")
-        if not isinstance(packed.get("config"), dict) or not isinstance(
-            packed.get("state_dict"), bytes
-        ):
-            raise ValueError(f"{what}: the stored model's config or weights are malformed.")
-        try:
-            weights = torch.load(
-                io.BytesIO(packed["state_dict"]), map_location="cpu", weights_only=True
-            )
-        except Exception as exc:  # noqa: BLE001 - any failure is a damaged blob
-            raise ValueError(f"{what}: the stored weights do not load ({exc}).") from None
-        config = packed["config"]
-        model = build_checked(lambda: MODULES[packed["kind"]](**config), weights, what, config)
-        device = getattr(self, "device_", "cpu")
-        if device != "cpu" and device not in _compute.available_devices():
-            warnings.warn(
-                f"{type(self).__name__} was fitted on device {device!r}, which is not available "
-                "here; the model was moved to 'cpu' (device_ is now 'cpu').",
-                UserWarning,
-                stacklevel=2,
-            )
-            device = "cpu"
-            self.device_ = device
-        self.model_ = model.to(device)

@@ -2,182 +2,29 @@
 
 from __future__ import annotations
 
-import contextlib
-import time
-import warnings
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import (
-    _check_feature_names_in,
-    check_consistent_length,
-    check_is_fitted,
-    column_or_1d,
-    validate_data,
-)
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
-from ..callbacks import make_record, run_callbacks
-from ..exceptions import diverged
 from ..utils._compute import limit_threads, resolve_device
-from ..utils._progress import progress, report_epoch
-from ..utils._seeding import torch_generator
 from ..utils._state import restore_on_failure
-from ._base import TABULAR_PARAMETER_CONSTRAINTS
-from ._preprocess import _is_dataframe, column_kinds
+from ._base import TABULAR_PARAMETER_CONSTRAINTS, BaseNeuralTabularEmbedder
+from ._entity_fit import EntityEpochStep, code_counts, cross_fit, embedding_tables
+from ._entity_input import EntityInputMixin, embedding_width
+from ._preprocess import _is_dataframe
 
 __all__ = ["EntityEmbedder", "embedding_width"]
 
-#: rows per forward pass when computing the validation loss
-_INFERENCE_BATCH = 8192
 #: autoencoder parameters EntityEmbedder does not have
 _NOT_SHARED = ("n_components", "batch_norm", "preprocessor", "warm_start")
-#: widest table the "auto" rule gives (Guo & Berkhahn's tables are at most this wide)
-MAX_AUTO_WIDTH = 50
 
 
-def embedding_width(cardinality):
-    """Width the ``embedding_dims="auto"`` rule gives a column: ``min(50, (cardinality + 1) // 2)``.
-
-    Parameters
-    ----------
-    cardinality : int
-        Number of distinct values of the column in ``fit`` (missing values
-        count as one value, infrequent ones are counted).
-
-    Returns
-    -------
-    width : int
-        At least 1.
-
-    Examples
-    --------
-    >>> [embedding_width(c) for c in (1, 2, 3, 10, 99, 100, 4000)]
-    [1, 1, 2, 5, 50, 50, 50]
-    """
-    return int(max(1, min(MAX_AUTO_WIDTH, (int(cardinality) + 1) // 2)))
-
-
-def _missing_to_nan(values):
-    """Object array with every None/NaN/pd.NA/NaT replaced by ``float('nan')`` (one category)."""
-    import pandas as pd
-
-    values = np.asarray(values, dtype=object)
-    mask = np.asarray(pd.isna(values), dtype=bool)
-    if mask.any():
-        values = values.copy()
-        values[mask] = np.nan
-    return values
-
-
-@contextlib.contextmanager
-def _seeded_torch(seed, device):
-    """Fork the global torch RNG (weight init, dropout), seed it, restore it afterwards."""
-    import torch
-
-    devices = [int(device.split(":")[1])] if device.startswith("cuda") else []
-    with torch.random.fork_rng(devices=devices, device_type="cuda"):
-        torch.manual_seed(int(seed))
-        yield
-
-
-def _train_network(model, train, valid, *, est, seed, epochs, history, on_epoch=None):
-    """AdamW over in-memory tensors; return ``best_epoch``. Small on purpose, see ``fit``.
-
-    ``train``/``valid`` are ``(codes, numeric, target)`` tensor triples on the
-    model's device (``valid`` may be None). Every epoch appends a
-    :func:`~skembed.callbacks.make_record` record to ``history`` and calls
-    ``on_epoch(record, best_epoch)``; a true return stops. With ``est.early_stopping`` and
-    ``valid``, training also stops after ``est.patience`` epochs without a
-    relative improvement of ``est.tol`` and the best weights are restored.
-    """
-    import torch
-
-    from ..nn.entity import supervised_loss
-
-    codes, numeric, target = train
-    n = codes.shape[0]
-    device = codes.device
-    gen = torch_generator(seed, str(device))
-    optimizer = torch.optim.AdamW(
-        model.parameters(), lr=est.learning_rate, weight_decay=est.weight_decay
-    )
-    bs = int(min(est.batch_size, n))
-    kind = est.target_type_
-    best, best_epoch, best_state, bad = np.inf, 0, None, 0
-    first = len(history) + 1
-    bar = progress(total=epochs, verbose=est.verbose, desc=type(est).__name__, unit="epoch")
-    for epoch in range(first, first + epochs):
-        t0 = time.perf_counter()
-        model.train()
-        perm = torch.randperm(n, generator=gen, device=device)
-        c, x, y = codes[perm], numeric[perm], target[perm]
-        total = torch.zeros((), device=device)
-        for start in range(0, n, bs):
-            stop = start + bs
-            loss = supervised_loss(model(c[start:stop], x[start:stop]), y[start:stop], kind)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            total += loss.detach() * min(bs, n - start)
-        loss = float(total) / n
-        if not np.isfinite(loss):
-            bar.close()
-            raise diverged(
-                est, epoch=epoch, loss=loss, parameter="learning_rate", value=est.learning_rate
-            )
-        valid_loss = None
-        if valid is not None:
-            model.eval()
-            vsum = torch.zeros((), device=device)
-            with torch.inference_mode():
-                for s in range(0, valid[0].shape[0], _INFERENCE_BATCH):
-                    vb = [t[s : s + _INFERENCE_BATCH] for t in valid]
-                    vsum += supervised_loss(model(vb[0], vb[1]), vb[2], kind) * vb[0].shape[0]
-            valid_loss = float(vsum) / valid[0].shape[0]
-        record = make_record(epoch, loss, t0, valid_loss=valid_loss)
-        history.append(record)
-        monitored = loss if valid_loss is None else valid_loss
-        if monitored < best - est.tol * abs(best if np.isfinite(best) else 0.0):
-            best, best_epoch, bad = monitored, epoch, 0
-            if est.early_stopping and valid is not None:
-                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        else:
-            bad += 1
-        report_epoch(bar, record, est.verbose)
-        model.eval()  # callbacks may transform with the current weights
-        stop = bool(on_epoch(record, best_epoch)) if on_epoch is not None else False
-        if stop or (est.early_stopping and valid is not None and bad >= est.patience):
-            break
-    bar.close()
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    model.eval()
-    return best_epoch
-
-
-def _procrustes(source, target, weights):
-    """Rotate (and shift) ``source`` rows onto ``target`` rows: weighted orthogonal Procrustes.
-
-    Returns ``(source - mu_s) @ R + mu_t`` with ``R`` orthogonal minimising
-    ``sum_i w_i * ||(s_i - mu_s) R - (t_i - mu_t)||^2`` (weighted means ``mu``).
-    """
-    w = np.asarray(weights, dtype=np.float64)
-    if w.sum() <= 0:
-        return source.copy()
-    w = w / w.sum()
-    mu_s = w @ source.astype(np.float64)
-    mu_t = w @ target.astype(np.float64)
-    s, t = source - mu_s, target - mu_t
-    u, _, vt = np.linalg.svd(s.T @ (w[:, None] * t))
-    return ((s @ (u @ vt)) + mu_t).astype(source.dtype)
-
-
-class EntityEmbedder(TransformerMixin, BaseEstimator):
+class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
     """Supervised entity embeddings of categorical columns (Guo & Berkhahn 2016).
 
     Each categorical column gets its own ``torch.nn.Embedding`` table; the
@@ -366,6 +213,13 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
     (2, 2)
     """
 
+    _module_on_cpu = True  # transform only looks up table rows
+
+    def _module_classes(self):
+        from ..nn.entity import EntityEmbeddingNet
+
+        return {EntityEmbeddingNet.kind: EntityEmbeddingNet}
+
     _parameter_constraints: dict = {
         # the training and compute parameters mean what they mean for the autoencoders
         **{k: v for k, v in TABULAR_PARAMETER_CONSTRAINTS.items() if k not in _NOT_SHARED},
@@ -448,196 +302,8 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------------ input
     def _check_X(self, X, reset):
         if _is_dataframe(X):
-            validate_data(self, X, reset=reset, skip_check_array=True)
-            for axis, what in ((0, "sample"), (1, "feature")):
-                if X.shape[axis] == 0:
-                    raise ValueError(
-                        f"Found array with 0 {what}(s) (shape={X.shape}) while a minimum of 1 "
-                        f"is required by {type(self).__name__}."
-                    )
-            return X
+            return self._check_frame(X, reset)
         return validate_data(self, X, reset=reset, dtype=None, ensure_all_finite="allow-nan")
-
-    @staticmethod
-    def _column(X, j):
-        return X.iloc[:, j].to_numpy() if _is_dataframe(X) else np.asarray(X)[:, j]
-
-    def _select_columns(self, X):
-        n = X.shape[1]
-        spec = self.categorical_features
-        if isinstance(spec, str) and spec == "all":
-            cat = np.arange(n)
-        elif isinstance(spec, str):
-            kinds = column_kinds(X)[1]
-            if _is_dataframe(X):
-                names = list(X.columns)
-                kinds = [names.index(c) for c in kinds]
-            cat = np.asarray(kinds, dtype=int)
-        else:
-            spec = np.asarray(spec)
-            if spec.dtype.kind == "b":
-                if spec.shape != (n,):
-                    raise ValueError(
-                        f"categorical_features as a boolean mask must have {n} entries (one "
-                        f"per column), got shape {spec.shape}."
-                    )
-                cat = np.flatnonzero(spec)
-            elif spec.dtype.kind in "iu":
-                if spec.size and (spec.min() < -n or spec.max() >= n):
-                    raise ValueError(
-                        f"categorical_features has positions outside [0, {n}): {spec.tolist()}."
-                    )
-                cat = np.unique(spec % n)
-            elif spec.dtype.kind in "UO":
-                names = getattr(self, "feature_names_in_", None)
-                if names is None:
-                    raise ValueError(
-                        "categorical_features holds column names but X has no column names; "
-                        "pass positions or a boolean mask, or fit on a DataFrame."
-                    )
-                missing = [s for s in spec.tolist() if s not in set(names)]
-                if missing:
-                    raise ValueError(
-                        f"categorical_features names columns not in X: {missing}. Columns "
-                        f"are {list(names)}."
-                    )
-                cat = np.unique([list(names).index(s) for s in spec.tolist()])
-            else:
-                raise ValueError(
-                    "categorical_features must be 'from_dtype', 'all', or an array of column "
-                    f"positions, names or a boolean mask; got {self.categorical_features!r}."
-                )
-        if cat.size == 0:
-            raise ValueError(
-                f"{type(self).__name__} found no categorical column in X (categorical_features="
-                f"{self.categorical_features!r} selects object, category, string and bool "
-                "columns). Pass categorical_features=[...] naming the columns to embed, or 'all'."
-            )
-        return cat.astype(np.intp), np.setdiff1d(np.arange(n), cat).astype(np.intp)
-
-    def _widths(self, cards):
-        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
-        spec = self.embedding_dims
-        widths = [embedding_width(c) for c in cards]
-        if isinstance(spec, Integral):
-            return [int(spec)] * len(cards)
-        if isinstance(spec, dict):
-            positions = list(self.categorical_features_)
-            for key, width in spec.items():
-                j = names.index(key) if names is not None and key in names else key
-                if not isinstance(j, Integral) or int(j) not in positions:
-                    raise ValueError(
-                        f"embedding_dims has key {key!r}, which is not an embedded column; "
-                        f"the embedded columns are {self._cat_names()}."
-                    )
-                if not isinstance(width, Integral) or width < 1:
-                    raise ValueError(
-                        f"embedding_dims[{key!r}] must be a positive int, got {width!r}."
-                    )
-                widths[positions.index(int(j))] = int(width)
-        return widths
-
-    def _input_names(self):
-        return _check_feature_names_in(self, None)
-
-    def _cat_names(self):
-        names = self._input_names()
-        return [str(names[j]) for j in self.categorical_features_]
-
-    def _numeric(self, X):
-        """Numeric columns as float64 ``(n_samples, n_numeric)``; infinity is an error."""
-        cols = self.numeric_features_
-        if cols.size == 0:
-            return np.zeros((X.shape[0], 0))
-        try:
-            if _is_dataframe(X):
-                values = X.iloc[:, cols].to_numpy(dtype=np.float64, na_value=np.nan)
-            else:
-                values = np.asarray(X)[:, cols].astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            names = self._input_names()
-            raise ValueError(
-                f"The columns {[str(names[j]) for j in cols]} are treated as numeric but do not "
-                f"all convert to float ({exc}); list the categorical ones in "
-                "categorical_features."
-            ) from exc
-        if np.isinf(values).any():
-            raise ValueError(
-                "Input contains infinity in a numeric column; replace it or treat the column "
-                "as categorical (categorical_features)."
-            )
-        return values
-
-    def _codes(self, X):
-        """Row codes ``(n_samples, n_embedded)`` int64: 0 unknown/infrequent, i + 1 category i."""
-        import pandas as pd
-
-        out = np.empty((X.shape[0], len(self.categorical_features_)), dtype=np.int64)
-        for k, j in enumerate(self.categorical_features_):
-            values = _missing_to_nan(self._column(X, j))
-            idx = pd.Index(self.categories_[k]).get_indexer(values)
-            if self.handle_unknown == "error" and (idx < 0).any():
-                seen = pd.Index(self.infrequent_categories_[k]).get_indexer(values[idx < 0])
-                if (seen < 0).any():
-                    unknown = pd.unique(values[idx < 0][seen < 0])[:5].tolist()
-                    raise ValueError(
-                        f"Found unknown categories {unknown} in column {self._cat_names()[k]!r} "
-                        "during transform; set handle_unknown='infrequent' to embed them with "
-                        "the unknown row."
-                    )
-            out[:, k] = idx + 1
-        return out
-
-    # ------------------------------------------------------------------ target
-    def _check_target(self, y, n_samples):
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target y is None."
-            )
-        y = column_or_1d(y, warn=True)
-        if y.dtype == object:
-            import pandas as pd
-
-            missing = np.flatnonzero(pd.isna(y))
-            if missing.size:
-                raise ValueError(
-                    f"y has {missing.size} missing label(s) (None, NaN or pd.NA), the first at "
-                    f"position {missing[0]}; drop those rows or fill them before fitting "
-                    f"{type(self).__name__}."
-                )
-        check_consistent_length(np.empty(n_samples), y)
-        kind = self.target_type
-        if kind == "auto":
-            kind = type_of_target(y, input_name="y")
-            if kind not in ("binary", "multiclass", "continuous"):
-                raise ValueError(
-                    f"Unknown label type: target of type {kind!r}; {type(self).__name__} "
-                    "supports 'binary', 'multiclass' and 'continuous' targets (set target_type)."
-                )
-        if kind == "continuous":
-            try:
-                target = np.asarray(y, dtype=np.float64)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"target_type='continuous' but y is not numeric: {exc}") from exc
-            if not np.isfinite(target).all():
-                raise ValueError("Input y contains NaN or infinity.")
-            std = target.std()
-            target = (target - target.mean()) / (std if std > 0 else 1.0)
-            return kind, None, target.astype(np.float32)
-        if np.asarray(y).dtype.kind == "f" and not np.isfinite(y).all():
-            raise ValueError("Input y contains NaN or infinity.")
-        classes, target = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise ValueError(
-                f"y has only one class ({classes[0]!r}): {type(self).__name__} learns its "
-                "embeddings by predicting y, which needs at least 2 classes. Fit on data with "
-                "several classes, or give a continuous target with target_type='continuous'."
-            )
-        if kind == "binary" and classes.size > 2:
-            raise ValueError(
-                f"target_type='binary' but y has {classes.size} classes; use 'multiclass'."
-            )
-        return kind, classes, target.astype(np.float32)
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -699,25 +365,18 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
         return self._fit(X, y, crossfit=True)
 
     def _fit(self, X, y, crossfit):
-        # Why not BaseTabularEmbedder's loop: the cross fitting trains cv + 1
-        # networks on (categorical codes, numerics, target) triples, the fold
-        # networks without callbacks or history, while the base trains one
-        # autoencoder on X alone and writes its state on self.
+        # The final network trains through the shared loop (BaseNeuralTabularEmbedder._run_epochs);
+        # the cv fold networks of the cross fitting run the same epoch step for a fixed
+        # number of epochs, without history or callbacks (_entity_fit.cross_fit).
         # a failed fit (divergence, a raising callback, KeyboardInterrupt) leaves the
         # estimator exactly as it was
         with restore_on_failure(self):
             return self._fit_unsafe(X, y, crossfit)
 
     def _fit_unsafe(self, X, y, crossfit):
-        import pandas as pd
-
         # ---- every check before any expensive work
         device = resolve_device(self.device)
-        hidden = tuple(int(h) for h in self.hidden_layer_sizes)
-        if any(h < 1 for h in hidden):
-            raise ValueError(
-                f"hidden_layer_sizes must hold positive ints, got {self.hidden_layer_sizes!r}."
-            )
+        hidden = self._hidden_sizes()
         np.dtype(self.dtype)
         for key in ("categorical_features_", "categories_", "model_", "history_"):
             self.__dict__.pop(key, None)
@@ -731,27 +390,7 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
             )
         cat, num = self._select_columns(X)
         self.categorical_features_, self.numeric_features_ = cat, num
-
-        # ---- categories
-        threshold = (
-            self.min_frequency
-            if isinstance(self.min_frequency, Integral)
-            else self.min_frequency * n_samples
-        )
-        categories, infrequent, cards = [], [], []
-        codes = np.empty((n_samples, cat.size), dtype=np.int64)
-        for k, j in enumerate(cat):
-            raw, uniques = pd.factorize(_missing_to_nan(self._column(X, j)), use_na_sentinel=False)
-            counts = np.bincount(raw, minlength=len(uniques))
-            frequent = counts >= threshold
-            new_code = np.zeros(len(uniques), dtype=np.int64)
-            new_code[frequent] = np.arange(1, frequent.sum() + 1)
-            codes[:, k] = new_code[raw]
-            uniques = np.asarray(uniques, dtype=object)
-            categories.append(uniques[frequent])
-            infrequent.append(uniques[~frequent])
-            cards.append(len(uniques))
-        self.categories_, self.infrequent_categories_ = categories, infrequent
+        codes, cards = self._group_categories(X, n_samples)
         widths = self._widths(cards)
 
         numeric = self._numeric(X)
@@ -768,12 +407,11 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
             self.classes_ = classes
         else:
             self.__dict__.pop("classes_", None)
-        n_outputs = len(classes) if kind == "multiclass" else 1
         config = dict(
-            cardinalities=[len(c) + 1 for c in categories],
+            cardinalities=[len(c) + 1 for c in self.categories_],
             embedding_dims=widths,
             n_numeric=z.shape[1],
-            n_outputs=n_outputs,
+            n_outputs=len(classes) if kind == "multiclass" else 1,
             hidden_layer_sizes=hidden,
             activation=self.activation,
             dropout=float(self.dropout),
@@ -782,130 +420,73 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
         # ---- seeds: the final network's draws come first, so fit and fit_transform agree
         rng = check_random_state(self.random_state)
         init_seed, shuffle_seed = (int(s) for s in rng.randint(0, 2**31 - 1, size=2))
-        valid_idx = None
-        if self.early_stopping:
-            n_valid = int(np.ceil(self.validation_fraction * n_samples))
-            if n_samples - n_valid < 1:
-                warnings.warn(
-                    f"early_stopping needs at least 2 rows; training on all {n_samples} rows "
-                    "without validation.",
-                    UserWarning,
-                    stacklevel=3,
-                )
-            else:
-                perm = rng.permutation(n_samples)
-                valid_idx = np.sort(perm[:n_valid])
+        split = self._validation_split(rng, n_samples)
         fold_seed = int(rng.randint(0, 2**31 - 1))
-
-        import torch
-
         self.device_ = device
 
         def tensors(rows):
-            c = codes if rows is None else codes[rows]
-            x = z if rows is None else z[rows]
-            t = target if rows is None else target[rows]
-            return (
-                torch.from_numpy(np.ascontiguousarray(c)).to(device),
-                torch.from_numpy(np.ascontiguousarray(x)).to(device),
-                torch.from_numpy(np.ascontiguousarray(t)).to(device),
-            )
+            import torch
 
-        def run_callbacks_on(record, best_epoch):
-            self.embeddings_ = self._tables(model, codes_train_counts)
-            self.n_epochs_, self.best_epoch_ = len(history), best_epoch
-            return run_callbacks(self.callbacks, self, record)
+            arrays = (codes, z, target) if rows is None else (codes[rows], z[rows], target[rows])
+            return tuple(torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in arrays)
 
         with limit_threads(self.n_jobs, modules=("torch",)):
             from ..nn.entity import EntityEmbeddingNet
 
             # ---- the final network
-            if valid_idx is not None:
-                train_rows = np.setdiff1d(np.arange(n_samples), valid_idx)
-                train, valid = tensors(train_rows), tensors(valid_idx)
-            else:
-                train_rows, train, valid = None, tensors(None), None
-            codes_train_counts = self._counts(codes if train_rows is None else codes[train_rows])
-            with _seeded_torch(init_seed, device):
-                model = EntityEmbeddingNet(**config).to(device)
-                history = []
-                self.model_, self.history_ = model, history
-                best_epoch = _train_network(
-                    model,
-                    train,
-                    valid,
-                    est=self,
-                    seed=shuffle_seed,
-                    epochs=self.epochs,
-                    history=history,
-                    on_epoch=run_callbacks_on if self.callbacks else None,
+            train_rows = None if split is None else split[0]
+            train = tensors(train_rows)
+            valid = None if split is None else tensors(split[1])
+            counts = code_counts(
+                codes if train_rows is None else codes[train_rows], self.categories_
+            )
+            with self._rng_fork(init_seed):
+                self.model_ = EntityEmbeddingNet(**config).to(device)
+                self.history_ = []
+                step = EntityEpochStep(self, self.model_, train, valid, shuffle_seed)
+                self._run_epochs(
+                    step,
+                    validated=valid is not None,
+                    # callbacks see the current tables
+                    before_callbacks=self._publish_tables(counts) if self.callbacks else None,
                 )
-            tables = self._tables(model, codes_train_counts)
-            del train, valid
+            tables = embedding_tables(self.model_, counts)
+            del train, valid, step
 
             # ---- cross fitting: each fold embedded by a network that never saw it
             out = None
             if crossfit:
-                fold_epochs = best_epoch if valid_idx is not None else len(history)
                 splitter = (
                     KFold(self.cv, shuffle=True, random_state=fold_seed)
                     if kind == "continuous"
                     else StratifiedKFold(self.cv, shuffle=True, random_state=fold_seed)
                 )
-                parts = []
-                for f, (tr, te) in enumerate(splitter.split(codes, target)):
-                    counts = self._counts(codes[tr])
-                    fold_codes = codes[te].copy()
-                    for k in range(cat.size):
-                        # categories the fold network never saw are unknown to it
-                        fold_codes[:, k][counts[k][fold_codes[:, k]] == 0] = 0
-                    with _seeded_torch(init_seed, device):
-                        net = EntityEmbeddingNet(**config).to(device)
-                        _train_network(
-                            net,
-                            tensors(tr),
-                            None,
-                            est=self,
-                            seed=shuffle_seed + 1 + f,
-                            epochs=max(fold_epochs, 1),
-                            history=[],
-                        )
-                    fold_tables = [
-                        _procrustes(t, ref, w)
-                        for t, ref, w in zip(self._tables(net, counts), tables, counts, strict=True)
-                    ]
-                    parts.append((te, self._assemble(fold_codes, numeric[te], fold_tables)))
-                out = np.empty((n_samples, parts[0][1].shape[1]), dtype=self.dtype)
-                for te, block in parts:
-                    out[te] = block
+                fold_epochs = self.best_epoch_ if split is not None else len(self.history_)
+                out = cross_fit(
+                    self,
+                    splitter.split(codes, target),
+                    codes,
+                    numeric,
+                    tensors,
+                    config,
+                    tables,
+                    init_seed=init_seed,
+                    shuffle_seed=shuffle_seed,
+                    epochs=max(fold_epochs, 1),
+                )
 
-        model.cpu().eval()
-        self.model_ = model
+        self.model_.cpu().eval()
         self.embeddings_ = tables
-        self.history_ = history
-        self.n_epochs_ = len(history)
-        self.best_epoch_ = best_epoch
         self._n_features_out = sum(widths) + (0 if self.remainder == "drop" else num.size)
         if out is None:
             return self
         return out
 
-    def _counts(self, codes):
-        """Per embedded column, training rows per code (row 0: infrequent rows)."""
-        return [
-            np.bincount(codes[:, k], minlength=len(self.categories_[k]) + 1)
-            for k in range(codes.shape[1])
-        ]
+    def _publish_tables(self, counts):
+        def publish(record):
+            self.embeddings_ = embedding_tables(self.model_, counts)
 
-    def _tables(self, model, counts):
-        """Numpy copies of the tables; an untrained unknown row becomes the weighted mean row."""
-        tables = []
-        for table, count in zip(model.embeddings, counts, strict=True):
-            weight = table.weight.detach().float().cpu().numpy().copy()
-            if count[0] == 0 and count[1:].sum() > 0:
-                weight[0] = (count[1:] / count[1:].sum()) @ weight[1:]
-            tables.append(weight)
-        return tables
+        return publish
 
     def _assemble(self, codes, numeric, tables):
         blocks = [tables[k][codes[:, k]] for k in range(codes.shape[1])]
@@ -963,34 +544,3 @@ class EntityEmbedder(TransformerMixin, BaseEstimator):
         if self.remainder != "drop":
             out += [str(names[j]) for j in self.numeric_features_]
         return np.asarray(out, dtype=object)
-
-    # ------------------------------------------------------------------ pickling
-    def __getstate__(self):
-        state = dict(super().__getstate__())
-        model = state.pop("model_", None)
-        if model is not None:
-            state["_packed_model_"] = {
-                "config": dict(model.config),
-                "state_dict": {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()},
-            }
-        return state
-
-    def __setstate__(self, state):
-        packed = state.pop("_packed_model_", None)
-        super().__setstate__(state)
-        if packed is None:
-            return
-        from ..nn._checked import build_checked
-        from ..nn.entity import EntityEmbeddingNet
-
-        if not isinstance(packed, dict) or not isinstance(packed.get("config"), dict):
-            raise ValueError(
-                "EntityEmbedder: the stored model is damaged or was not written by skembed."
-            )
-        config = packed["config"]
-        self.model_ = build_checked(
-            lambda: EntityEmbeddingNet(**config),
-            packed.get("state_dict"),
-            "EntityEmbedder",
-            config,
-        )

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils._seeding import forked_torch_rng
+
 
 def to_torch_sparse(X, device):
     """A scipy sparse matrix as a torch sparse COO tensor (float32) on ``device``."""
@@ -52,9 +54,7 @@ def torch_truncated_svd(X, n_components, *, n_oversamples=10, n_iter=5, seed=0, 
 
     A = to_torch_sparse(X, device)
     q = min(n_components + n_oversamples, min(X.shape))
-    devices = [device] if str(device).startswith("cuda") else []
-    with torch.random.fork_rng(devices=devices):
-        torch.manual_seed(int(seed))
+    with forked_torch_rng(seed, device):
         U, S, V = torch.svd_lowrank(A, q=q, niter=n_iter)
     U = U[:, :n_components].double().cpu().numpy()
     S = S[:n_components].double().cpu().numpy()

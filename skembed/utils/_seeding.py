@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from sklearn.utils import check_random_state
 
 
@@ -29,3 +31,28 @@ def torch_generator(seed: int, device: str = "cpu"):
     gen = torch.Generator(device=device)
     gen.manual_seed(int(seed))
     return gen
+
+
+@contextlib.contextmanager
+def forked_torch_rng(seed: int, device="cpu"):
+    """Fork torch's global RNG (CPU and the CUDA ``device``), seed it, restore it on exit.
+
+    Weight initialisation and dropout draw from the global RNG; forking keeps
+    ``random_state`` from touching the caller's RNG state, and the caller's
+    state from changing the fit.
+
+    Parameters
+    ----------
+    seed : int
+    device : str or torch.device, default="cpu"
+        A CUDA device's generator is forked too (the current one for a bare ``"cuda"``).
+    """
+    import torch
+
+    device = torch.device(device)
+    devices = []
+    if device.type == "cuda":
+        devices = [device.index if device.index is not None else torch.cuda.current_device()]
+    with torch.random.fork_rng(devices=devices, device_type="cuda"):
+        torch.manual_seed(int(seed))
+        yield

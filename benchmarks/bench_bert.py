@@ -136,7 +136,7 @@ def bench_grid(args):
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
     from sklearn.pipeline import make_pipeline
 
-    from skembed.text._embedding_cache import EmbeddingCache
+    from skembed.text._transformer.cache import EmbeddingCache
     from skembed.text.bert import BertPooledEmbedder
 
     docs, y = _docs(args.grid_docs)

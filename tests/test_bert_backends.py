@@ -17,8 +17,8 @@ from sklearn.exceptions import NotFittedError  # noqa: E402
 from test_bert import DOCS as BERT_DOCS  # noqa: E402  (skips itself without the model package)
 from test_bert import MODEL_DIR, build_tiny, save_tiny  # noqa: E402
 
-from skembed.text import _export  # noqa: E402
-from skembed.text._embedding_cache import EmbeddingCache  # noqa: E402
+from skembed.text._transformer import export as _export  # noqa: E402
+from skembed.text._transformer.cache import EmbeddingCache  # noqa: E402
 from skembed.text.bert import BertPooledEmbedder  # noqa: E402
 
 DOCS = [*BERT_DOCS, ""]  # test_bert's documents and an empty one
@@ -419,7 +419,7 @@ def test_changed_model_files_get_a_new_export(tiny_dir, tmp_path):
 
     from transformers import BertModel
 
-    from skembed.text import _hf
+    from skembed.text._transformer import loading as _hf
 
     path = tmp_path / "model"
     shutil.copytree(tiny_dir, path)

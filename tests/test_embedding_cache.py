@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pytest
 
-from skembed.text._embedding_cache import (
+from skembed.text._transformer.cache import (
     EmbeddingCache,
     EmbeddingCacheWarning,
     get_cache,

@@ -18,7 +18,7 @@ from test_common import text_data, tiny_bert_dir  # noqa: E402
 from skembed.callbacks import Callback  # noqa: E402
 from skembed.nn.contrastive import cosine_similarity_loss, in_batch_negatives_loss  # noqa: E402
 from skembed.text import BertPooledEmbedder, SetFitEmbedder  # noqa: E402
-from skembed.text._embedding_cache import EmbeddingCache  # noqa: E402
+from skembed.text._transformer.cache import EmbeddingCache  # noqa: E402
 
 X, Y = text_data(24)
 

@@ -125,7 +125,7 @@ def test_hand_computed_mean_on_a_tiny_table(tmp_path):
 
     tok = Tokenizer(models.WordLevel({"[UNK]": 0, "a": 1, "b": 2}, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    from skembed.text._model2vec_io import save_model2vec
+    from skembed.text._transformer.model2vec_io import save_model2vec
 
     table = np.array([[9.0, 9.0], [1.0, 0.0], [0.0, 3.0]], dtype=np.float32)
     save_model2vec(tmp_path, table, tok, {"model_type": "model2vec", "normalize": False})

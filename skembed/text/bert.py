@@ -25,10 +25,10 @@ from ..utils._compute import (
     resolve_n_jobs,
 )
 from ..utils._progress import progress
-from . import _export
 from ._base import ModelTokenizedMixin
-from ._embedding_cache import EmbeddingCache, get_cache, text_hash
-from ._hf import (
+from ._transformer import export as _export
+from ._transformer.cache import EmbeddingCache, get_cache, text_hash
+from ._transformer.loading import (
     DEFAULT_MODEL,
     TORCH_INT8_METHOD,
     LoadedEncoder,

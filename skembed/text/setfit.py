@@ -22,8 +22,8 @@ from ..utils._progress import progress, report_epoch
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
 from ..utils._targets import check_target, cross_fitted
-from . import _export
-from ._hf import (
+from ._transformer import export as _export
+from ._transformer.loading import (
     DEFAULT_MODEL,
     LoadedEncoder,
     ModelSource,

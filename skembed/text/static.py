@@ -36,8 +36,8 @@ from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
 from ..utils._targets import check_target, cross_fitted
 from ._base import ModelTokenizedMixin
-from ._hf import DEFAULT_MODEL
-from ._model2vec_io import (
+from ._transformer.loading import DEFAULT_MODEL
+from ._transformer.model2vec_io import (
     UNUSED_TOKEN,
     distillation_tokenizer,
     is_model2vec_dir,
@@ -474,7 +474,7 @@ class StaticEmbedder(
         if is_model2vec_dir(self.model):
             device = None
         else:
-            from . import _export
+            from ._transformer import export as _export
 
             device = _export.resolve_backend_device(self.backend, self.device, "float32")
         texts = self._texts(self._check_documents(X))
@@ -604,7 +604,7 @@ class StaticEmbedder(
         }
 
     def _distil(self, texts, device):
-        from ._hf import load_encoder, resolve_model
+        from ._transformer.loading import load_encoder, resolve_model
 
         source = resolve_model(self.model)
         encoder = load_encoder(source, device=device)
@@ -754,7 +754,7 @@ class StaticEmbedder(
 
             return run
         from ..utils._compute import resolve_n_jobs
-        from . import _export
+        from ._transformer import export as _export
 
         names = _export.input_names(encoder.tokenizer)
         runner = _export.load_runner(

@@ -67,7 +67,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..exceptions import EmbeddingCacheWarning
+from ...exceptions import EmbeddingCacheWarning
 
 __all__ = ["EmbeddingCache", "EmbeddingCacheWarning", "get_cache", "text_hash"]
 

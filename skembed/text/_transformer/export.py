@@ -150,7 +150,7 @@ def resolve_backend_device(backend, device, torch_dtype, quantize=None):
     ImportError, ValueError
         As :func:`check_backend`, and for an unavailable device.
     """
-    from ..utils._compute import resolve_device
+    from ...utils._compute import resolve_device
 
     if backend != "torch" and str(device) == "auto":
         device = "cpu"
@@ -239,7 +239,7 @@ def _model_identity(encoder):
     """Hash of a model directory's files (memoised on size and mtime), else of the weights."""
     source = encoder.source
     if source.kind == "hub":  # the revision loaded is not in the key: fingerprint the weights
-        from ._hf import _fingerprint
+        from .loading import _fingerprint
 
         return "hub:" + _fingerprint(encoder.model, encoder.tokenizer)
     if source.kind != "dir":
@@ -383,7 +383,7 @@ def _tokens_module(model, layers, layer_combine, input_names):
     """torch module: positional inputs -> combined token vectors of the selected hidden states."""
     import torch
 
-    from ..nn.pooling import combine_layers
+    from ...nn.pooling import combine_layers
 
     class Tokens(torch.nn.Module):
         def __init__(self):

@@ -687,7 +687,7 @@ def _build_stored_model(config, weights, auto_model, torch):
             f"BertPooledEmbedder: {problem}; the file is damaged or was not written by skembed."
         )
 
-    from ..nn._checked import check_config_bounds
+    from ...nn._checked import check_config_bounds
 
     try:  # a million declared layers would cost Python objects even on the meta device
         check_config_bounds(

@@ -15,7 +15,15 @@ import os
 
 import numpy as np
 
-__all__ = ["load_bbc_news", "load_diamonds", "load_penguins", "load_tweet_sentiment"]
+__all__ = [
+    "LOANS_RATE_LEAKS",
+    "load_bbc_news",
+    "load_diamonds",
+    "load_loans",
+    "load_movies",
+    "load_penguins",
+    "load_tweet_sentiment",
+]
 
 
 def _package_dir(name, pip_name):

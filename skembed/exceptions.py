@@ -6,7 +6,7 @@ same fault and users can catch it in one place.
 
 from __future__ import annotations
 
-__all__ = ["EmbeddingCacheWarning", "TrainingDivergedError", "diverged"]
+__all__ = ["EmbeddingCacheWarning", "TrainingDivergedError"]
 
 
 class EmbeddingCacheWarning(UserWarning):

@@ -307,118 +307,12 @@ class KeyedVectors:
         >>> KeyedVectors.load_word2vec_format(path, unicode_errors="ignore").index_to_key
         ['cat', 'caf']
         """
+        from ._word2vec_format import read_binary, read_text
+
         path = os.fspath(path)
-        if binary:
-            return cls._load_binary(path, limit, unicode_errors)
-        words, rows, seen = [], [], {}
-        with open(path, "rb") as fh:
-            dim = None
-            n_expected = None
-            if not no_header:
-                header = fh.readline().decode("utf-8", errors="replace").split()
-                if len(header) != 2 or not all(h.isdigit() for h in header):
-                    raise ValueError(
-                        f"{path}: line 1 is not a 'n_words vector_size' header "
-                        f"({' '.join(header)[:60]!r}); pass no_header=True for GloVe files."
-                    )
-                n_expected, dim = int(header[0]), int(header[1])
-            for lineno, raw in enumerate(fh, start=1 if no_header else 2):
-                if limit is not None and len(words) >= limit:
-                    break
-                where = f"{path}: line {lineno}"
-                line = _decode(raw, unicode_errors, where)
-                parts = line.rstrip("\n").rstrip("\r").rstrip(" ").split(" ")
-                if len(parts) < 2:
-                    if not line.strip():
-                        continue
-                    raise ValueError(f"{where} has no vector.")
-                if dim is None:
-                    dim = len(parts) - 1
-                if len(parts) != dim + 1:
-                    raise ValueError(f"{where} has {len(parts) - 1} values, expected {dim}.")
-                try:
-                    rows.append(np.array(parts[1:], dtype=np.float32))
-                except ValueError:
-                    raise ValueError(f"{where} holds a non-numeric value.") from None
-                _add_word(words, seen, parts[0], where, f"line {lineno}")
-            if n_expected is not None and limit is None and len(words) != n_expected:
-                raise ValueError(
-                    f"{path}: header announces {n_expected} vectors but the file holds {len(words)} "
-                    "(truncated file?)."
-                )
-        if not words:
-            raise ValueError(f"{path}: no vectors found.")
-        return cls(np.vstack(rows), words)
-
-    @classmethod
-    def _load_binary(cls, path, limit, unicode_errors="strict"):
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            header = fh.readline()
-            parts = header.split()
-            if len(parts) != 2 or not all(p.isdigit() for p in parts):
-                raise ValueError(
-                    f"{path}: byte offset 0: not a word2vec binary header ({header[:60]!r})."
-                )
-            n_words, dim = int(parts[0]), int(parts[1])
-            if dim <= 0 or n_words <= 0 or n_words * dim * 4 > size:
-                raise ValueError(
-                    f"{path}: byte offset 0: header announces {n_words} x {dim} float32 values, more "
-                    f"than the file's {size} bytes hold (corrupt or truncated file)."
-                )
-            if limit is not None:
-                n_words = min(n_words, int(limit))
-            vectors = np.empty((n_words, dim), dtype=np.float32)
-            words, seen = [], {}
-            nbytes = 4 * dim
-            for i in range(n_words):
-                offset = fh.tell()
-                word = bytearray()
-                while True:
-                    ch = fh.read(1)
-                    if ch == b"":
-                        raise ValueError(
-                            f"{path}: byte offset {offset}: file ends inside word {i}."
-                        )
-                    if ch == b" ":
-                        break
-                    if ch == b"\n" and not word:
-                        offset += 1  # the newline that ends the previous vector
-                    else:
-                        word += ch
-                    if len(word) > 10_000:
-                        raise ValueError(
-                            f"{path}: byte offset {offset}: word {i} is not terminated."
-                        )
-                where = f"{path}: byte offset {offset}"
-                buf = fh.read(nbytes)
-                if len(buf) != nbytes:
-                    raise ValueError(f"{where}: file ends inside the vector of word {i}.")
-                vectors[i] = np.frombuffer(buf, dtype="<f4")
-                text = _decode(bytes(word), unicode_errors, where)
-                _add_word(words, seen, text, where, f"byte offset {offset}")
+        read = read_binary if binary else read_text
+        vectors, words = read(path, no_header=no_header, limit=limit, unicode_errors=unicode_errors)
         return cls(vectors, words)
-
-
-def _decode(raw, unicode_errors, where):
-    """UTF-8 text of ``raw``; a ``strict`` decoding error names the position and the fix."""
-    try:
-        return raw.decode("utf-8", errors=unicode_errors)
-    except UnicodeDecodeError as err:
-        raise ValueError(
-            f"{where}: {raw[:60]!r} is not valid UTF-8 ({err.reason} at byte {err.start}); "
-            "pass unicode_errors='ignore' or 'replace' to load such words."
-        ) from None
-
-
-def _add_word(words, seen, word, where, position):
-    """Append ``word``, refusing a word met before (the error names both positions)."""
-    first = seen.setdefault(word, position)
-    if first is not position:
-        raise ValueError(
-            f"{where}: duplicate word {word!r} (first at {first}); each word must appear once."
-        )
-    words.append(word)
 
 
 # numba is imported on first use, so that importing skembed stays light

@@ -257,30 +257,41 @@ def test_rejects_bad_arguments():
 
 @pytest.mark.parametrize("cls_name", ["Word2VecTransformer", "FastTextTransformer"])
 def test_estimators_train_through_the_batched_engine_as_on_a_gpu(monkeypatch, cls_name):
-    # On a GPU the estimators train with SgnsEngine; the same code runs here on the CPU
-    # by switching the device predicate only (CUDA itself is covered by tests/test_cuda.py).
+    # On a GPU the estimators train with SgnsEngine (engine="auto" picks "torch-batched");
+    # naming that engine runs the same code here on the CPU (CUDA: tests/test_cuda.py).
     import skembed
     from skembed.datasets import load_bbc_news
-    from skembed.nn import sgns
-    from skembed.text.word2vec import Word2VecTransformer
+    from skembed.text import _engines
 
     texts, _ = load_bbc_news()
     texts = texts[:300]
-    monkeypatch.setattr(Word2VecTransformer, "_batched_torch_engine", lambda self: True)
     used = []
-    real = sgns.SgnsEngine.train_chunk
+    real = _engines.SgnsEngine.train_chunk
     monkeypatch.setattr(
-        sgns.SgnsEngine, "train_chunk", lambda self, *a: used.append(1) or real(self, *a)
+        _engines.SgnsEngine, "train_chunk", lambda self, *a: used.append(1) or real(self, *a)
     )
     # small steps: 300 articles are ~70k kept tokens per epoch
-    params = dict(vector_size=32, epochs=5, min_count=3, engine="torch", batch_size=512)
+    params = dict(vector_size=32, epochs=5, min_count=3, engine="torch-batched", batch_size=512)
     params["random_state"] = 0
     if cls_name == "FastTextTransformer":
         params["bucket"] = 20_000
     est = getattr(skembed, cls_name)(**params).fit(texts)
-    assert used and est.engine_ == "torch"
+    assert used and est.engine_ == "torch-batched"
     losses = est.loss_history_
     assert np.isfinite(losses).all() and losses[-1] < losses[0]
     wv = est.wv_
     # topical neighbours even from 300 articles: a sports word is closer to another
     assert wv.similarity("match", "game") > wv.similarity("match", "bank")
+
+
+def test_engine_names_the_trainer():
+    from skembed.text.word2vec import Word2VecTransformer
+
+    docs = [["a", "b", "c", "a", "b"], ["b", "c", "a", "c"]] * 5
+    small = dict(vector_size=4, epochs=1, min_count=1, random_state=0)
+    assert Word2VecTransformer(**small).fit(docs).engine_ == "numba"
+    assert Word2VecTransformer(engine="torch", **small).fit(docs).engine_ == "torch"
+    with pytest.raises(ValueError, match="engine='torch-batched' trains negative sampling only"):
+        Word2VecTransformer(engine="torch-batched", hs=1, negative=0, **small).fit(docs)
+    with pytest.raises(ValueError, match="engine"):
+        Word2VecTransformer(engine="sgns", **small).fit(docs)

@@ -104,3 +104,14 @@ def test_limit_threads_imports_requested_modules_first():
         "    assert torch.get_num_threads() == 1, torch.get_num_threads()\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("name", ["Word2VecTransformer", "TfidfLSA", "AutoencoderEmbedder"])
+def test_device_parameter_is_checked_before_fit_works(name):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    import skembed
+
+    est = getattr(skembed, name)(device=3)
+    with pytest.raises(InvalidParameterError, match=r"'device' parameter .* must be a device name"):
+        est.fit(["a b c", "b c d"] if name != "AutoencoderEmbedder" else np.ones((4, 2)))

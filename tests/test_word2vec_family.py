@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
+import skembed.text._engines as engines
 import skembed.text._word2vec_training as training
 from skembed.text.fasttext import FastTextTransformer
 from skembed.text.word2vec import Word2VecTransformer
@@ -65,7 +66,7 @@ class _Reiterable:
 @pytest.mark.parametrize("cls", CLASSES)
 def test_kernel_lock_taken_for_every_chunk(cls, monkeypatch):
     lock = _CountingLock()
-    monkeypatch.setattr(training, "KERNEL_LOCK", lock)
+    monkeypatch.setattr(engines, "KERNEL_LOCK", lock)
     make(cls, epochs=2).fit(DOCS)
     assert lock.entered == 2  # one chunk per epoch
 
@@ -102,13 +103,13 @@ def test_streamed_corpus_is_read_once(cls):
 @pytest.mark.parametrize("cls", CLASSES)
 def test_long_documents_are_split(cls, monkeypatch):
     pieces = []
-    original = training.NumbaEngine.train_chunk
+    original = engines.NumbaEngine.train_chunk
 
     def spy(self, ids, offsets, *args):
         pieces.extend(np.diff(offsets).tolist())
         return original(self, ids, offsets, *args)
 
-    monkeypatch.setattr(training.NumbaEngine, "train_chunk", spy)
+    monkeypatch.setattr(engines.NumbaEngine, "train_chunk", spy)
     words = [f"w{i % 50}" for i in range(25_000)]
     est = make(cls, epochs=1, sample=0).fit([words, ["w1", "w2"]])
     assert pieces == [10_000, 10_000, 5_000, 2]

@@ -81,7 +81,6 @@ from torch.nn import functional as F
 __all__ = [
     "DEFAULT_BATCH_WORDS",
     "DEFAULT_UPDATE_CAP",
-    "SgnsEngine",
     "SubwordBags",
     "device_tables",
     "train_sgns_chunk",
@@ -467,75 +466,3 @@ def _cbow_step(syn0, syn1neg, part, labels, bags, cap):
         rows, centre_of = bag_rows
         _add_rows(syn0, rows, grad_h.index_select(0, centre_of), cap)
     return loss, has.sum(dtype=torch.float64)
-
-
-class SgnsEngine:
-    """The word2vec trainer's engine interface over :func:`train_sgns_chunk`.
-
-    Used by ``Word2VecTransformer``/``FastTextTransformer`` (and so the same
-    code path on the CPU and on CUDA) when ``engine="torch"`` and the output
-    layer is negative sampling alone (``hs=0``); the exact per-pair
-    ``TorchEngine`` of :mod:`skembed.text._word2vec_training` serves
-    hierarchical softmax.
-
-    Parameters
-    ----------
-    syn0 : numpy.ndarray of shape (n_rows, dim), float32
-        Initial input vectors (words, then n-gram buckets with subwords).
-    syn1neg : numpy.ndarray of shape (n_words, dim), float32
-        Initial output vectors.
-    syn1 : numpy.ndarray, float32
-        Hierarchical-softmax matrix (unused; returned unchanged by :meth:`weights`).
-    config : skembed.kernels.word2vec.KernelConfig
-        ``sg``, ``window``, ``negative``, the alias table and the subword CSR.
-    device : str
-        Resolved torch device.
-    batch_words : int or None
-        Centre words per step; ``None``: :data:`DEFAULT_BATCH_WORDS`.
-    seed : int
-        Seeds each chunk's generator together with the chunk seed.
-    """
-
-    def __init__(self, syn0, syn1neg, syn1, config, device, batch_words, seed):
-        dev = torch.device(device)
-        self.syn0 = torch.from_numpy(syn0).to(dev)
-        self.syn1neg = torch.from_numpy(syn1neg).to(dev)
-        self._syn1 = syn1
-        self.config = config
-        self.batch_words = batch_words
-        self.seed = int(seed)
-        self.prob, self.alias = device_tables(config.neg_prob, config.neg_alias, dev)
-        self.subwords = (
-            SubwordBags(config.sub_indptr, config.sub_indices, dev)
-            if config.sub_indptr.shape[0]
-            else None
-        )
-
-    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
-        """Train one chunk; returns (summed loss, number of examples) as floats (one sync)."""
-        c = self.config
-        loss, n = train_sgns_chunk(
-            self.syn0,
-            self.syn1neg,
-            ids,
-            offsets,
-            neg_prob=self.prob,
-            neg_alias=self.alias,
-            window=int(c.window),
-            negative=int(c.negative),
-            alpha_start=float(alpha_start),
-            alpha_end=float(alpha_end),
-            seed=(self.seed * 1_000_003 + int(seed)) % (2**63 - 1),
-            sg=bool(c.sg),
-            subwords=self.subwords,
-            batch_words=self.batch_words,
-        )
-        return float(loss), float(n)
-
-    def weights(self):
-        """(syn0, syn1neg, syn1) as numpy arrays on the host."""
-        return (
-            self.syn0.detach().cpu().numpy(),
-            self.syn1neg.detach().cpu().numpy(),
-            self._syn1,
-        )

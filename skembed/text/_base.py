@@ -47,9 +47,6 @@ TEXT_PARAMETER_CONSTRAINTS = {
     "dtype": [type, str, np.dtype],
 }
 
-# torch.device objects are accepted too; resolve_device() validates the value in fit
-DEVICE_CONSTRAINT = "no_validation"
-
 
 def oov_fraction(token_lists, vocabulary):
     """Fraction of the tokens not in ``vocabulary`` (0.0 without tokens); C-speed membership.

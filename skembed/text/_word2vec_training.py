@@ -9,12 +9,13 @@ only the input rows of a word (a CSR of subword rows). What lives here:
   documents longer than :data:`MAX_DOCUMENT_LENGTH` split into pieces;
 - :func:`kernel_config`: noise alias table, Huffman tree, sigmoid tables
   and the input-row CSR as one :class:`~skembed.kernels.word2vec.KernelConfig`;
-- the engines, behind one small interface (below): :class:`NumbaEngine`
-  (the compiled CPU kernel, taken under :data:`KERNEL_LOCK`) and
-  :class:`TorchEngine` (batched torch SGD on any device);
-- :func:`train_epochs`: linear learning-rate decay over all tokens, chunk
-  seeds, frequent-word subsampling, the divergence check and the per-epoch
-  hook (history record, callbacks, early stop).
+- :func:`train_epochs`: the family's epoch step (linear learning-rate decay
+  over all tokens, chunk seeds, frequent-word subsampling, the per-chunk
+  divergence check) run by the library's one loop,
+  :func:`skembed.utils._training.run_epochs`.
+
+The engines that train a chunk live in :mod:`skembed.text._engines`, behind
+the small interface below.
 
 Engine interface
 ----------------
@@ -41,27 +42,26 @@ from __future__ import annotations
 
 import os
 import tempfile
-import threading
 import time
 from array import array
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..callbacks import make_record
 from ..exceptions import diverged
-from ..utils._progress import progress, report_epoch
+from ..utils._training import run_epochs
 
 __all__ = [
     "CHUNK_TOKENS",
-    "KERNEL_LOCK",
     "MAX_DOCUMENT_LENGTH",
     "SYNC_TOKENS",
     "EncodedCorpus",
-    "NumbaEngine",
-    "TorchEngine",
+    "check_objective",
     "chunk_seed",
+    "corpus_vocabulary",
+    "init_input_matrix",
     "kernel_config",
+    "output_layers",
     "train_epochs",
 ]
 
@@ -75,9 +75,6 @@ SYNC_TOKENS = 8192
 #: document anyway, see :func:`effective_window`; the bound keeps the kernels' int64
 #: position arithmetic far from overflow)
 MAX_WINDOW = 2**31 - 1
-#: numba's workqueue threading layer (used when neither OpenMP nor TBB is available) must not
-#: run two parallel kernels at once: fits running in several Python threads take turns per chunk
-KERNEL_LOCK = threading.Lock()
 
 
 class EncodedCorpus:
@@ -315,198 +312,99 @@ def kernel_config(
     )
 
 
-class NumbaEngine:
-    """The compiled multi-threaded CPU engine (:func:`skembed.kernels.word2vec.train_chunk`).
-
-    Trains the numpy matrices in place; see the module docstring for the
-    interface.
+def check_objective(estimator, rates=("alpha",)):
+    """The family's cross-parameter rules, checked before the corpus is read.
 
     Parameters
     ----------
-    syn0, syn1neg, syn1 : numpy.ndarray, float32
-        Weight matrices (updated in place).
-    config : KernelConfig
-    n_threads : int
-        Slices trained in parallel per chunk.
+    estimator : Word2VecTransformer, FastTextTransformer or Doc2VecTransformer
+    rates : tuple of str, default=("alpha",)
+        Learning-rate parameters that decay to ``min_alpha`` (``None``
+        values are skipped; Doc2Vec adds ``"infer_alpha"``).
+
+    Raises
+    ------
+    ValueError
+        If ``min_alpha`` exceeds one of ``rates``, or ``negative=0`` with
+        ``hs=0`` (no training objective).
     """
-
-    def __init__(self, syn0, syn1neg, syn1, config, n_threads):
-        self.syn0, self.syn1neg, self.syn1 = syn0, syn1neg, syn1
-        self.config = config
-        self.n_threads = int(n_threads)
-
-    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
-        with KERNEL_LOCK:
-            stats = self._run_kernel(ids, offsets, float(alpha_start), float(alpha_end), int(seed))
-        if stats[:, 2].any():
-            return float("nan"), 0.0
-        return float(stats[:, 0].sum()), float(stats[:, 1].sum())
-
-    def _run_kernel(self, ids, offsets, alpha_start, alpha_end, seed):
-        """Per-thread ``(loss, examples, diverged)`` stats of one chunk (the kernel call)."""
-        from ..kernels.word2vec import train_chunk
-
-        return train_chunk(
-            self.syn0,
-            self.syn1neg,
-            self.syn1,
-            ids,
-            offsets,
-            self.config,
-            alpha_start,
-            alpha_end,
-            seed,
-            self.n_threads,
+    for name in rates:
+        value = getattr(estimator, name)
+        if value is not None and estimator.min_alpha > value:
+            raise ValueError(
+                f"min_alpha={estimator.min_alpha} exceeds {name}={value}: the learning rate "
+                f"decays from {name} to min_alpha, so min_alpha must not exceed it."
+            )
+    if not estimator.hs and estimator.negative == 0:
+        raise ValueError(
+            "negative=0 and hs=0 leave no training objective; set negative > 0 (negative "
+            "sampling) or hs=1 (hierarchical softmax)."
         )
 
-    def weights(self):
-        return self.syn0, self.syn1neg, self.syn1
 
-
-def bag_rows(words, indptr, indices):
-    """Concatenated input rows of ``words`` (a CSR gather), with bag offsets and sizes.
+def corpus_vocabulary(corpus, min_count, max_vocab_size):
+    """The vocabulary of an encoded corpus and the remap of its provisional ids.
 
     Parameters
     ----------
-    words : numpy.ndarray of shape (n,), int64
-    indptr : numpy.ndarray of shape (n_words + 1,), int64
-    indices : numpy.ndarray, int32 or int64
+    corpus : EncodedCorpus
+    min_count : int
+    max_vocab_size : int or None
+        As :func:`skembed.text._analyzer.build_vocabulary`.
 
     Returns
     -------
-    rows : numpy.ndarray, int64
-    offsets, sizes : numpy.ndarray of shape (n,), int64
+    index_to_key : list of str
+        Kept words, most frequent first.
+    counts : numpy.ndarray of shape (n_words,), int64
+    remap : numpy.ndarray of shape (n_provisional,), int32
+        Vocabulary id of each id of the encoding (-1: dropped).
     """
-    starts = indptr[words]
-    sizes = indptr[words + 1] - starts
-    offsets = np.zeros(len(words), dtype=np.int64)
-    np.cumsum(sizes[:-1], out=offsets[1:])
-    pos = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(offsets - starts, sizes)
-    return indices[pos].astype(np.int64), offsets, sizes
+    from ._analyzer import build_vocabulary
+
+    index_to_key, counts = build_vocabulary(
+        dict(zip(corpus.keys, corpus.counts.tolist(), strict=True)), min_count, max_vocab_size
+    )
+    pos = {w: i for i, w in enumerate(corpus.keys)}
+    remap = np.full(len(corpus.keys), -1, dtype=np.int32)
+    where = np.fromiter((pos[w] for w in index_to_key), np.int64, len(index_to_key))
+    remap[where] = np.arange(len(index_to_key), dtype=np.int32)
+    return index_to_key, counts, remap
 
 
-class TorchEngine:
-    """Batched torch SGD on any torch device (the CPU included); see the module docstring.
-
-    Batches come from the numba helpers ``skipgram_pairs``/``cbow_windows``;
-    each example's input is the mean of a bag of input rows (one row in
-    skip-gram Word2Vec, the context rows in CBOW, plus the n-gram rows of
-    each word in FastText) and every row of the bag receives the full
-    gradient, as in the numba kernel. Negatives are drawn from the same
-    alias table with a torch generator seeded once per fit.
+def init_input_matrix(n_rows, vector_size, rng):
+    """Fresh input matrix: ``(rand - 0.5) / vector_size`` per entry, as word2vec.c.
 
     Parameters
     ----------
-    syn0, syn1neg, syn1 : numpy.ndarray, float32
-        Initial weights (copied to ``device``).
-    config : KernelConfig
-    device : str
-        Resolved torch device.
-    batch_size : int
-        Skip-gram pairs per step; CBOW windows per step are ``batch_size // 8``.
-    seed : int
+    n_rows, vector_size : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    syn0 : numpy.ndarray of shape (n_rows, vector_size), float32
     """
+    syn0 = rng.random((n_rows, vector_size), dtype=np.float32)
+    syn0 -= np.float32(0.5)
+    syn0 /= np.float32(vector_size)
+    return syn0
 
-    def __init__(self, syn0, syn1neg, syn1, config, device, batch_size, seed):
-        import torch
 
-        from ..nn.word2vec import Word2VecNet
-        from ..utils._seeding import torch_generator
+def output_layers(n_words, vector_size, *, negative, hs):
+    """Zero output layers: ``syn1neg`` (negative sampling) and ``syn1`` (HS inner nodes).
 
-        self.torch = torch
-        self.dev = dev = torch.device(device)
-        c = self.config = config
-        self.net = Word2VecNet(
-            torch.from_numpy(syn0).to(dev),
-            torch.from_numpy(syn1neg).to(dev) if c.negative > 0 else None,
-            torch.from_numpy(syn1).to(dev) if c.hs else None,
-        )
-        self._empty = np.zeros((0, syn0.shape[1]), np.float32)
-        self.gen = torch_generator(seed, device)
-        self.neg_prob = torch.from_numpy(c.neg_prob).to(dev)
-        self.neg_alias = torch.from_numpy(c.neg_alias.astype(np.int64)).to(dev)
-        self.codes = torch.from_numpy(c.codes.astype(np.float32)).to(dev)
-        self.points = torch.from_numpy(c.points.astype(np.int64)).to(dev)
-        self.lengths = torch.from_numpy(c.code_lengths.astype(np.int64)).to(dev)
-        n_words = len(c.neg_prob)
-        if c.sub_indptr.shape[0] == 0:
-            self.indptr = np.arange(n_words + 1, dtype=np.int64)
-            self.indices = np.arange(n_words, dtype=np.int64)
-        else:
-            self.indptr, self.indices = c.sub_indptr, c.sub_indices
-        # a CBOW example updates up to 2 * window input rows: fewer examples per step keep
-        # the summed updates of frequent words stable (measured: 4096 diverges at alpha=0.05)
-        self.batch_size = int(batch_size) if c.sg else max(1, int(batch_size) // 8)
-
-    def _bags(self, inputs):
-        if inputs.ndim == 1:
-            return bag_rows(inputs.astype(np.int64), self.indptr, self.indices)
-        valid = inputs >= 0
-        rows, _, sizes = bag_rows(inputs[valid].astype(np.int64), self.indptr, self.indices)
-        example = np.repeat(np.arange(len(inputs)), valid.sum(axis=1))
-        ex_sizes = np.bincount(example, weights=sizes, minlength=len(inputs)).astype(np.int64)
-        ex_offsets = np.zeros(len(inputs), dtype=np.int64)
-        np.cumsum(ex_sizes[:-1], out=ex_offsets[1:])
-        return rows, ex_offsets, ex_sizes
-
-    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
-        from ..kernels.word2vec import cbow_windows, skipgram_pairs
-
-        torch, dev, c, net = self.torch, self.dev, self.config, self.net
-        pairs = skipgram_pairs if c.sg else cbow_windows
-        inputs_np, targets_np = pairs(ids, offsets, c.window, seed)
-        if c.sg and c.sub_indptr.shape[0] > 0:
-            # FastText skip-gram: the centre word's bag predicts the context word
-            inputs_np, targets_np = targets_np, inputs_np
-        n = targets_np.shape[0]
-        if n == 0:
-            return 0.0, 0.0
-        targets_all = torch.from_numpy(targets_np.astype(np.int64)).to(dev)
-        k, bs = c.negative, self.batch_size
-        loss = torch.zeros((), device=dev)
-        for start in range(0, n, bs):
-            stop = min(start + bs, n)
-            lr = alpha_start + (alpha_end - alpha_start) * start / n
-            rows, bag_off, sizes = (
-                torch.from_numpy(a).to(dev) for a in self._bags(inputs_np[start:stop])
-            )
-            targets = targets_all[start:stop]
-            b = stop - start
-            h = net.hidden(rows, bag_off, sizes)
-            grad_h = torch.zeros_like(h)
-            if c.hs:
-                idx = self.points[targets]
-                lab = 1.0 - self.codes[targets]
-                width = torch.arange(idx.shape[1], device=dev)[None, :]
-                mask = (width < self.lengths[targets][:, None]).float()
-                ls, g = net.output_step(h, net.syn1, idx, lab, mask, lr)
-                loss += ls
-                grad_h += g
-            if k > 0:
-                t = torch.randint(0, len(self.neg_prob), (b, k), device=dev, generator=self.gen)
-                u = torch.rand((b, k), device=dev, generator=self.gen)
-                t = torch.where(u < self.neg_prob[t], t, self.neg_alias[t])
-                idx = torch.cat([targets[:, None], t], dim=1)
-                lab = torch.zeros((b, k + 1), device=dev)
-                lab[:, 0] = 1.0
-                mask = torch.ones((b, k + 1), device=dev)
-                mask[:, 1:] = (t != targets[:, None]).float()
-                ls, g = net.output_step(h, net.syn1neg, idx, lab, mask, lr)
-                loss += ls
-                grad_h += g
-            net.apply_input(rows, sizes, grad_h)
-        return float(loss), float(n)
-
-    def weights(self):
-        net = self.net
-
-        def out(p):
-            return self._empty if p is None else np.ascontiguousarray(p.detach().cpu().numpy())
-
-        return out(net.syn0), out(net.syn1neg), out(net.syn1)
+    Returns
+    -------
+    syn1neg : numpy.ndarray of shape (n_words or 0, vector_size), float32
+    syn1 : numpy.ndarray of shape (max(n_words - 1, 1) or 0, vector_size), float32
+    """
+    syn1neg = np.zeros((n_words if negative > 0 else 0, vector_size), np.float32)
+    syn1 = np.zeros((max(n_words - 1, 1) if hs else 0, vector_size), np.float32)
+    return syn1neg, syn1
 
 
 def train_epochs(
+    estimator,
     engine,
     corpus,
     remap,
@@ -516,15 +414,21 @@ def train_epochs(
     alpha,
     min_alpha,
     seed,
-    first_epoch=0,
-    epoch_end=None,
-    name="Word2VecTransformer",
-    verbose=0,
+    publish=None,
 ):
-    """Train ``engine`` on ``corpus`` for ``epochs`` passes; the one training loop.
+    """Train ``engine`` on ``corpus`` for ``epochs`` passes through :func:`run_epochs`.
+
+    The word2vec family's epoch step (chunks in a fixed order, linear
+    learning-rate decay over the raw tokens); the loop around it, with
+    ``history_``, progress, callbacks and the divergence check, is the
+    library's one training loop.
 
     Parameters
     ----------
+    estimator : Word2VecTransformer, FastTextTransformer or Doc2VecTransformer
+        Its ``history_`` must be set (an empty list, or the previous fits'
+        records for ``warm_start``); epochs are numbered from its length and
+        ``callbacks``, ``verbose`` and ``alpha`` are read from it.
     engine : NumbaEngine, TorchEngine or any object with the engine interface
     corpus : EncodedCorpus
     remap : numpy.ndarray of shape (n_provisional,), int32
@@ -535,17 +439,10 @@ def train_epochs(
     alpha, min_alpha : float
         Learning rate, decayed linearly over ``epochs * corpus.n_tokens`` raw tokens.
     seed : int
-    first_epoch : int, default=0
-        Epochs run by previous fits (warm start): numbers the records and
-        the chunk seeds.
-    epoch_end : callable or None, default=None
-        ``epoch_end(record) -> bool``, called after each epoch with its
-        history record; ``True`` stops training.
-    name : str, default="Word2VecTransformer"
-        Estimator name in the divergence error.
-    verbose : int, default=0
-        1: a progress bar over the epochs; 2: also a line per epoch
-        (:func:`skembed.utils._progress.report_epoch`).
+    publish : callable or None, default=None
+        Called with no argument before the callbacks of an epoch run (only
+        when the estimator has callbacks): sets ``wv_`` from the current
+        weights.
 
     Returns
     -------
@@ -564,9 +461,10 @@ def train_epochs(
     total = max(corpus.n_tokens * epochs, 1)
     done = 0
     train_time = 0.0
-    bar = progress(total=epochs, verbose=verbose, desc=name, unit="epoch")
-    for e in range(epochs):
-        epoch = first_epoch + e + 1
+    hint = "gensim's default is 0.025 for skip-gram, 0.05 for CBOW."
+
+    def epoch_step(epoch):
+        nonlocal done, train_time
         t0 = time.perf_counter()
         loss = n_examples = 0.0
         a1 = alpha
@@ -577,29 +475,35 @@ def train_epochs(
             s = chunk_seed(seed, epoch, c)
             ids, offsets, _ = prepare_chunk(raw_ids, raw_offsets, remap, keep, s)
             chunk_loss, chunk_n = engine.train_chunk(ids, offsets, a0, a1, s)
-            if not np.isfinite(chunk_loss):
+            if not np.isfinite(chunk_loss):  # stop at the chunk, not at the epoch's end
                 raise diverged(
-                    name,
+                    estimator,
                     epoch=epoch,
                     loss=chunk_loss,
                     parameter="alpha",
                     value=alpha,
-                    hint="gensim's default is 0.025 for skip-gram, 0.05 for CBOW.",
+                    hint=hint,
                 )
             loss += chunk_loss
             n_examples += chunk_n
         seconds = time.perf_counter() - t0
         train_time += seconds
-        record = make_record(
-            epoch,
-            loss / max(n_examples, 1.0),
-            t0,
-            learning_rate=a1,
-            words=corpus.n_tokens,
-            words_per_second=corpus.n_tokens / seconds if seconds > 0 else 0.0,
-        )
-        report_epoch(bar, record, verbose)
-        if epoch_end is not None and epoch_end(record):
-            break
-    bar.close()
+        return {
+            "loss": loss / max(n_examples, 1.0),
+            "learning_rate": a1,
+            "words": corpus.n_tokens,
+            "words_per_second": corpus.n_tokens / seconds if seconds > 0 else 0.0,
+        }
+
+    callbacks = estimator.callbacks
+    run_epochs(
+        estimator,
+        epoch_step,
+        n_epochs=epochs,
+        callbacks=callbacks,
+        verbose=estimator.verbose,
+        diverged_parameter="alpha",
+        diverged_hint=hint,
+        before_callbacks=(lambda record: publish()) if callbacks and publish is not None else None,
+    )
     return done, train_time

@@ -3,7 +3,7 @@
 Training goes through the one word2vec-family trainer
 (:mod:`skembed.text._word2vec_training`: corpus encoding, vocabulary tables,
 learning-rate schedule, chunk seeds, subsampling, divergence check, history)
-with :class:`Doc2VecEngine` as its engine; the compiled kernels are in
+with :class:`skembed.text._engines.Doc2VecEngine` as its engine; the compiled kernels are in
 :mod:`skembed.kernels.doc2vec` and reuse the word2vec kernel's output layer.
 """
 
@@ -21,25 +21,27 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ..callbacks import run_callbacks
 from ..exceptions import diverged
 from ..keyedvectors import KeyedVectors
-from ..utils._compute import limit_threads
+from ..utils._compute import THREAD_PARAMETER_CONSTRAINTS, limit_threads
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
-from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary, encode, iter_tokens
+from ._analyzer import DEFAULT_TOKEN_PATTERN, encode, iter_tokens
 from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
+from ._engines import KERNEL_LOCK, Doc2VecEngine
 from ._word2vec_training import (
-    KERNEL_LOCK,
     MAX_WINDOW,
     EncodedCorpus,
-    NumbaEngine,
+    check_objective,
+    corpus_vocabulary,
     effective_window,
+    init_input_matrix,
     kernel_config,
+    output_layers,
     train_epochs,
 )
 
-__all__ = ["Doc2VecEngine", "Doc2VecTransformer"]
+__all__ = ["Doc2VecTransformer"]
 
 #: tokens per thread and phase of the deterministic parallel scheme (``KernelConfig.sync_tokens``).
 #: Longer than Word2Vec's phases: a phase ends at a barrier, and measured on BBC News with 2
@@ -47,56 +49,6 @@ __all__ = ["Doc2VecEngine", "Doc2VecTransformer"]
 #: 0.39M; the shared rows (output layers) are updated by every document, so the staler deltas
 #: cost nothing measurable in accuracy (docs/doc2vec.md).
 SYNC_TOKENS = 65_536
-
-
-class Doc2VecEngine(NumbaEngine):
-    """Paragraph-vector engine of the word2vec trainer (numba, deterministic threads).
-
-    Implements the engine interface of :mod:`skembed.text._word2vec_training`
-    (``train_chunk``, ``weights``, from :class:`NumbaEngine`) around
-    :func:`skembed.kernels.doc2vec.train_chunk`.
-    The trainer's chunks carry no document numbers, so :class:`_DocumentChunks`
-    sets :attr:`documents` (the document of each piece of the current chunk)
-    before each chunk is trained.
-
-    Parameters
-    ----------
-    syn0 : numpy.ndarray of shape (n_words + n_rows, vector_size), float32
-        Word input vectors, then the document (tag) vectors; trained in place.
-    syn1neg, syn1 : numpy.ndarray, float32
-        Output layers, trained in place.
-    config : KernelConfig
-    dm, dbow_words : bool
-    doc_rows : numpy.ndarray of shape (n_documents,), int64
-        Row of ``syn0`` holding each training document's vector.
-    n_threads : int
-        Slices trained in parallel; the result depends on it, not on timing.
-    """
-
-    def __init__(self, syn0, syn1neg, syn1, config, *, dm, dbow_words, doc_rows, n_threads):
-        super().__init__(syn0, syn1neg, syn1, config, n_threads)
-        self.dm, self.dbow_words = bool(dm), bool(dbow_words)
-        self.doc_rows = doc_rows
-        self.documents = None
-
-    def _run_kernel(self, ids, offsets, alpha_start, alpha_end, seed):
-        from ..kernels.doc2vec import train_chunk
-
-        return train_chunk(
-            self.syn0,
-            self.syn1neg,
-            self.syn1,
-            ids,
-            offsets,
-            self.doc_rows[self.documents],
-            self.config,
-            self.dm,
-            self.dbow_words,
-            alpha_start,
-            alpha_end,
-            seed,
-            self.n_threads,
-        )
 
 
 class _DocumentChunks:
@@ -317,8 +269,7 @@ class Doc2VecTransformer(
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "infer_epochs": [Interval(Integral, 1, None, closed="left"), None],
         "infer_alpha": [Interval(Real, 0, None, closed="neither"), None],
-        "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        **THREAD_PARAMETER_CONSTRAINTS,
         "callbacks": [list, tuple, None],
         "verbose": ["verbose"],
     }
@@ -381,18 +332,7 @@ class Doc2VecTransformer(
     # ------------------------------------------------------------------ checks
     def _check_params(self):
         """Cross-parameter checks, before the corpus is read."""
-        for name in ("alpha", "infer_alpha"):
-            value = getattr(self, name)
-            if value is not None and self.min_alpha > value:
-                raise ValueError(
-                    f"min_alpha={self.min_alpha} exceeds {name}={value}: the learning rate "
-                    f"decays from {name} to min_alpha, so min_alpha must not exceed it."
-                )
-        if not self.hs and self.negative == 0:
-            raise ValueError(
-                "negative=0 and hs=0 leave no training objective; set negative > 0 (negative "
-                "sampling) or hs=1 (hierarchical softmax)."
-            )
+        check_objective(self, rates=("alpha", "infer_alpha"))
 
     def _trains_words(self):
         return bool(self.dm or self.dbow_words)
@@ -457,20 +397,14 @@ class Doc2VecTransformer(
         corpus = EncodedCorpus(documents, self._analyzer(), spill=spill)
         try:
             keys, doc_rows = self._tag_rows(tags, corpus.n_documents)
-            index_to_key, counts = build_vocabulary(
-                dict(zip(corpus.keys, corpus.counts.tolist(), strict=True)),
-                self.min_count,
-                self.max_vocab_size,
+            index_to_key, counts, remap = corpus_vocabulary(
+                corpus, self.min_count, self.max_vocab_size
             )
             vocabulary = {w: i for i, w in enumerate(index_to_key)}
-            remap = np.fromiter((vocabulary.get(w, -1) for w in corpus.keys), np.int32)
             n_words = len(index_to_key)
             # word rows, then document rows: one input matrix (see kernels/doc2vec.py)
-            syn0 = rng.random((n_words + len(keys), dim), dtype=np.float32)
-            syn0 -= np.float32(0.5)
-            syn0 /= np.float32(dim)
-            syn1neg = np.zeros((n_words if self.negative > 0 else 0, dim), np.float32)
-            syn1 = np.zeros((max(n_words - 1, 1) if self.hs else 0, dim), np.float32)
+            syn0 = init_input_matrix(n_words + len(keys), dim, rng)
+            syn1neg, syn1 = output_layers(n_words, dim, negative=self.negative, hs=self.hs)
             self.window_ = effective_window(self.window, corpus)
             config = self._config(counts)
             history = []
@@ -480,13 +414,10 @@ class Doc2VecTransformer(
             self.oov_rate_ = float(1.0 - int(counts.sum()) / n_raw) if n_raw else 0.0
             self.infer_seed_ = int(rng.integers(0, 2**63 - 1))
 
-            def epoch_end(record):
-                history.append(record)
-                self.history_ = history
-                if not self.callbacks:
-                    return False
+            self.history_ = history
+
+            def publish():
                 self._set_weights(syn0.copy(), syn1neg.copy(), syn1.copy(), keys)
-                return run_callbacks(self.callbacks, self, record)
 
             with limit_threads(self.n_jobs, modules=("numba",)) as n_threads:
                 engine = Doc2VecEngine(
@@ -500,6 +431,7 @@ class Doc2VecTransformer(
                     n_threads=n_threads,
                 )
                 n_trained, seconds = train_epochs(
+                    self,
                     engine,
                     _DocumentChunks(corpus, engine),
                     remap,
@@ -508,9 +440,7 @@ class Doc2VecTransformer(
                     alpha=self.alpha,
                     min_alpha=self.min_alpha,
                     seed=seed,
-                    epoch_end=epoch_end,
-                    name=type(self).__name__,
-                    verbose=self.verbose,
+                    publish=publish,
                 )
         finally:
             corpus.close()

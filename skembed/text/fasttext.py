@@ -154,11 +154,12 @@ class FastTextTransformer(Word2VecTransformer):
         In ``transform``, embed tokens outside the vocabulary from their
         n-grams (IDF of an unseen word, SIF weight 1); False ignores them as
         the other word embedders do.
-    engine : {"auto", "numba", "torch"}, default="auto"
-        ``"numba"``: the compiled multi-threaded CPU kernel
-        (:func:`skembed.kernels.word2vec.train_chunk`); ``"torch"``: batched
-        torch training on ``device`` (also on the CPU); ``"auto"``: numba
-        on the CPU, torch on any other device.
+    engine : {"auto", "numba", "torch", "torch-batched"}, default="auto"
+        As :class:`~skembed.text.word2vec.Word2VecTransformer`: ``"numba"``,
+        the compiled multi-threaded CPU kernel; ``"torch"``, the exact
+        per-pair torch engine; ``"torch-batched"``, the batched trainer
+        (negative sampling only); ``"auto"``: numba on the CPU, a torch
+        engine on any other device.
     lock_free : bool, default=False
         ``True``: lock-free (Hogwild) threads, faster but not reproducible
         with ``n_jobs > 1``; ``False``: deterministic threads (see

@@ -9,7 +9,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..callbacks import make_record, run_callbacks
 from ..exceptions import diverged
 from ..keyedvectors import KeyedVectors
 from ..utils._compute import (
@@ -19,9 +18,9 @@ from ..utils._compute import (
     resolve_engine,
     resolve_n_jobs,
 )
-from ..utils._progress import progress, report_epoch
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
+from ..utils._training import run_epochs
 from ._analyzer import (
     DEFAULT_TOKEN_PATTERN,
     build_vocabulary,
@@ -364,14 +363,14 @@ class GloVeTransformer(BaseWordEmbedder):
         self.history_ = []
         # what _publish needs to refresh wv_ for callbacks (removed after training)
         self._vocab = (index_to_key, word_counts)
-        t0 = self._epoch_end = time.perf_counter()
+        t0 = time.perf_counter()
         with limit_threads(self.n_threads_, modules=("torch",) if use_torch else ("numba",)):
             if use_torch:
                 W, C, bw, bc = self._train_torch(rows, cols, vals, n_words, seed)
             else:
                 W, C, bw, bc = self._train_numba(rows, cols, vals, n_words, seed)
         self.train_time_ = time.perf_counter() - t0
-        del self._vocab, self._epoch_end
+        del self._vocab
         wv, self.bias_ = self._word_vectors(W, C, bw, bc, index_to_key, word_counts)
         if not np.isfinite(wv.vectors).all():
             raise self._diverged(len(self.history_), float("nan"))
@@ -407,29 +406,22 @@ class GloVeTransformer(BaseWordEmbedder):
             hint="A smaller x_max also helps.",
         )
 
-    def _end_epoch(self, epoch, total_cost, n_records, bar, params=None, started=None):
-        """Record epoch ``epoch`` (0-based) and run the callbacks; return whether to stop.
+    def _run_epochs(self, epoch_step, params):
+        """Run ``epoch_step(epoch) -> {"loss": ...}`` through the one training loop.
 
-        ``params``, if given, is a callable returning ``(W, C, bw, bc)`` as
-        numpy arrays; ``wv_`` is refreshed from it before callbacks run.
-        ``started`` is ``time.perf_counter()`` at the start of the epoch
-        (default: the end of the previous epoch).
+        ``params`` is a callable returning ``(W, C, bw, bc)`` as numpy
+        arrays; ``wv_`` is refreshed from it before callbacks run.
         """
-        loss = float(total_cost) / max(n_records, 1)
-        if not np.isfinite(loss):
-            raise self._diverged(epoch + 1, loss)
-        if started is None:
-            started = self._epoch_end
-        record = make_record(epoch + 1, loss, started)
-        self.history_.append(record)
-        report_epoch(bar, record, self.verbose)
-        stop = False
-        if self.callbacks:
-            if params is not None:
-                self._publish(params)
-            stop = run_callbacks(self.callbacks, self, record)
-        self._epoch_end = time.perf_counter()
-        return stop
+        run_epochs(
+            self,
+            epoch_step,
+            n_epochs=self.epochs,
+            callbacks=self.callbacks,
+            verbose=self.verbose,
+            desc="GloVe",
+            diverged_hint="A smaller x_max also helps.",
+            before_callbacks=(lambda record: self._publish(params)) if self.callbacks else None,
+        )
 
     def _train_numba(self, rows, cols, vals, n_words, seed):
         from ..kernels.glove import block_records, blocked_schedule, glove_epoch, shuffle_records
@@ -441,32 +433,31 @@ class GloVeTransformer(BaseWordEmbedder):
         n_blocks = max(1, min(self.n_threads_, n_words))
         offsets = block_records(rows, cols, vals, n_blocks)
         schedule = blocked_schedule(n_blocks)
-        with progress(total=self.epochs, verbose=self.verbose, desc="GloVe", unit="epoch") as bar:
-            for epoch in range(self.epochs):
-                started = time.perf_counter()
-                costs = glove_epoch(
-                    rows,
-                    cols,
-                    vals,
-                    offsets,
-                    schedule,
-                    W,
-                    C,
-                    bw,
-                    bc,
-                    gW,
-                    gC,
-                    gbw,
-                    gbc,
-                    float(self.x_max),
-                    float(self.weighting_exponent),
-                    float(self.learning_rate),
-                    GRAD_CLIP,
-                )
-                total = float(np.sum(costs))
-                params = lambda: (W, C, bw, bc)  # noqa: E731
-                if self._end_epoch(epoch, total, rows.shape[0], bar, params, started):
-                    break
+        n_records = rows.shape[0]
+
+        def epoch_step(epoch):
+            costs = glove_epoch(
+                rows,
+                cols,
+                vals,
+                offsets,
+                schedule,
+                W,
+                C,
+                bw,
+                bc,
+                gW,
+                gC,
+                gbw,
+                gbc,
+                float(self.x_max),
+                float(self.weighting_exponent),
+                float(self.learning_rate),
+                GRAD_CLIP,
+            )
+            return {"loss": float(np.sum(costs)) / max(n_records, 1)}
+
+        self._run_epochs(epoch_step, lambda: (W, C, bw, bc))
         return W, C, bw, bc
 
     def _train_torch(self, rows, cols, vals, n_words, seed):
@@ -492,26 +483,26 @@ class GloVeTransformer(BaseWordEmbedder):
         # the permutation is drawn on the training device: no host round trip per epoch
         gen = torch_generator(seed, str(device))
         n = i_all.shape[0]
-        with progress(total=self.epochs, verbose=self.verbose, desc="GloVe", unit="epoch") as bar:
-            for epoch in range(self.epochs):
-                started = time.perf_counter()
-                perm = torch.randperm(n, generator=gen, device=device)
-                total = model.train_epoch(
-                    i_all,
-                    j_all,
-                    log_x,
-                    f_x,
-                    perm,
-                    int(self.batch_size),
-                    float(self.learning_rate),
-                    GRAD_CLIP,
-                )
-                params = lambda: tuple(  # noqa: E731
-                    p.detach().cpu().numpy() for p in (model.W, model.C, model.bw, model.bc)
-                )
-                # float(total) is the epoch's one synchronisation with the device
-                if self._end_epoch(epoch, float(total), n, bar, params, started):
-                    break
+
+        def epoch_step(epoch):
+            perm = torch.randperm(n, generator=gen, device=device)
+            total = model.train_epoch(
+                i_all,
+                j_all,
+                log_x,
+                f_x,
+                perm,
+                int(self.batch_size),
+                float(self.learning_rate),
+                GRAD_CLIP,
+            )
+            # float(total) is the epoch's one synchronisation with the device
+            return {"loss": float(total) / max(n, 1)}
+
+        params = lambda: tuple(  # noqa: E731
+            p.detach().cpu().numpy() for p in (model.W, model.C, model.bw, model.bc)
+        )
+        self._run_epochs(epoch_step, params)
         out = [p.detach().cpu().numpy().astype(np.float32) for p in (model.W, model.C)]
         out += [p.detach().cpu().numpy().astype(np.float32) for p in (model.bw, model.bc)]
         return tuple(out)

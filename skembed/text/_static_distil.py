@@ -10,6 +10,7 @@ import threading
 import numpy as np
 
 from ..keyedvectors import KeyedVectors
+from ..utils._caches import register_cache
 from ..utils._compute import limit_threads, resolve_n_jobs
 from ..utils._progress import progress
 from ._transformer.export import input_names
@@ -29,6 +30,7 @@ _ROW_CACHE: dict = {}
 _CACHE_LOCK = threading.Lock()
 
 
+@register_cache
 def clear_teacher_cache():
     """Drop the teacher outputs that ``fit`` keeps for later fits (clones, CV folds).
 

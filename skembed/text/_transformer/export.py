@@ -52,6 +52,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ...utils._caches import register_cache
+
 __all__ = ["BACKENDS", "check_backend", "export_root", "input_names", "resolve_backend_device"]
 
 BACKENDS = ("torch", "onnx", "openvino")
@@ -532,3 +534,10 @@ def _build_openvino(encoder, layers, layer_combine, input_names, quantize, calib
             )
     ov.save_model(model, str(out / "model.xml"), compress_to_fp16=False)
     raw.unlink()
+
+
+@register_cache
+def clear_file_hashes():
+    """Forget the sha256 of model files computed in this process (they are computed again)."""
+    with _LOCK:
+        _FILE_HASHES.clear()

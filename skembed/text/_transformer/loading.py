@@ -28,6 +28,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...utils._caches import register_cache
+
 __all__ = [
     "DEFAULT_MODEL",
     "LoadedEncoder",
@@ -494,6 +496,7 @@ def model_load_count():
     return _N_LOADS
 
 
+@register_cache
 def clear_model_cache():
     """Drop every model held by the process-level weight cache."""
     with _LOCK:

@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 
+from ...utils._caches import register_cache
 from . import export as _export
 
 __all__ = ["Runner", "clear_runner_cache", "load_runner"]
@@ -160,6 +161,7 @@ def _still_there(path):
     return (path / "manifest.json").is_file()
 
 
+@register_cache
 def clear_runner_cache():
     """Drop every session held in this process (exports on disk are kept)."""
     with _export._LOCK:

@@ -438,3 +438,28 @@ def test_supervised_cross_fitted_fit_transform(tiny):
     np.testing.assert_allclose(crossed[test], inner.transform([X[i] for i in test]), atol=1e-6)
     plain = make(tiny, cv=3)  # without supervision cv changes nothing
     np.testing.assert_array_equal(plain.fit_transform(X, y), plain.transform(X))
+
+
+def test_supervised_training_calls_the_train_hooks_and_can_restore_best_weights(tiny):
+    from skembed.callbacks import Callback, EarlyStopping
+
+    X, y = labelled()
+    calls = []
+
+    class Hooks(Callback):
+        def on_train_begin(self, estimator):
+            calls.append("begin")
+
+        def on_epoch_end(self, estimator, record):
+            calls.append(record["epoch"])
+
+        def on_train_end(self, estimator):
+            calls.append("end")
+
+    stop = EarlyStopping(monitor="valid_loss", patience=1, restore_best_weights=True)
+    est = make(tiny, supervised=True, random_state=0, epochs=4, callbacks=[Hooks(), stop])
+    est.fit(X, y)
+    n = len(est.history_)
+    assert calls == ["begin", *range(1, n + 1), "end"]
+    assert stop.best_epoch_ == est.best_epoch_
+    assert not hasattr(est, "_head")  # the training module is not kept on the estimator

@@ -278,7 +278,7 @@ class EncoderMixin:
             device = resolve_device(device)
         except ValueError:
             warnings.warn(
-                f"BertPooledEmbedder was fitted on {self.device_!r}, which is not available here; "
+                f"{type(self).__name__} was fitted on {self.device_!r}, which is not available here; "
                 "loading the model on the CPU.",
                 UserWarning,
                 stacklevel=2,
@@ -291,7 +291,7 @@ class EncoderMixin:
             raise
         except Exception as exc:  # noqa: BLE001 - reported, retried at transform
             warnings.warn(
-                f"BertPooledEmbedder could not reload its model after unpickling ({exc}); "
+                f"{type(self).__name__} could not reload its model after unpickling ({exc}); "
                 "transform will retry and raise if it still fails.",
                 UserWarning,
                 stacklevel=2,

@@ -117,7 +117,7 @@ def bench_grid(args):
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
     from sklearn.pipeline import make_pipeline
 
-    from skembed.text._embedding_cache import EmbeddingCache
+    from skembed.text._transformer.cache import EmbeddingCache
     from skembed.text.bert import BertPooledEmbedder
 
     docs, y = bbc_sample(args.grid_docs)

@@ -66,7 +66,7 @@ def _cpu_line():
     """The CPU model and its vector / int8 extensions: int8 speed depends on them."""
     import platform
 
-    from skembed.text import _export
+    from skembed.text._transformer import export as _export
 
     model = platform.processor() or platform.machine()
     try:

@@ -499,7 +499,7 @@ def main(argv=None):
         if s not in SECTIONS:
             parser.error(f"unknown section {s!r}; choose from {SECTIONS}")
     if "bert" in sections and args.model is None:
-        from skembed.text._hf import DEFAULT_MODEL
+        from skembed.text._transformer.loading import DEFAULT_MODEL
 
         args.model = DEFAULT_MODEL
     runners = {

@@ -47,8 +47,8 @@ def bench_fit(args, workdir):
     from model2vec.distill import distill
     from transformers import AutoModel
 
-    from skembed.text import _hf
     from skembed.text import static as static_mod
+    from skembed.text._transformer import loading as _hf
     from skembed.text.static import StaticEmbedder
 
     torch.set_num_threads(args.threads)

@@ -17,8 +17,8 @@ from _helpers import BERT_DOCS as DOCS  # noqa: E402
 from _helpers import build_tiny, save_tiny  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 
-from skembed.text import _hf  # noqa: E402
-from skembed.text._embedding_cache import EmbeddingCache  # noqa: E402
+from skembed.text._transformer import loading as _hf  # noqa: E402
+from skembed.text._transformer.cache import EmbeddingCache  # noqa: E402
 from skembed.text.bert import BertPooledEmbedder  # noqa: E402
 from skembed.utils._compute import limit_threads  # noqa: E402
 
@@ -423,7 +423,7 @@ def test_loaded_pair_key_tells_tokenizers_of_one_vocabulary_apart(tiny):
     lower-casing tokenizer maps "Cat" and "cat" to one id while the cased one does not."""
     from transformers import BertTokenizer
 
-    from skembed.text._hf import resolve_model
+    from skembed.text._transformer.loading import resolve_model
 
     model, tok = tiny
     cased = BertTokenizer(vocab=tok.get_vocab(), do_lower_case=False)

@@ -16,8 +16,9 @@ from _helpers import BERT_DOCS, build_tiny, minilm_dir, save_tiny  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 
-from skembed.text import _export  # noqa: E402
-from skembed.text._embedding_cache import EmbeddingCache  # noqa: E402
+from skembed.text._transformer import export as _export  # noqa: E402
+from skembed.text._transformer import runner as _runner  # noqa: E402
+from skembed.text._transformer.cache import EmbeddingCache  # noqa: E402
 from skembed.text.bert import BertPooledEmbedder  # noqa: E402
 
 MODEL_DIR = minilm_dir()  # skips this module without the model package
@@ -186,7 +187,7 @@ def test_openvino_int8_calibration_enters_the_keys(tiny_dir, backend):
     calibrated = backend == "openvino"
     assert (a._namespace() != b._namespace()) == calibrated
     assert (a._runner.path != b._runner.path) == calibrated
-    _export.clear_runner_cache()
+    _runner.clear_runner_cache()
     again = pickle.loads(pickle.dumps(a))  # the calibration sample travels with the estimator
     assert again._runner.path == a._runner.path
     np.testing.assert_array_equal(again.transform(DOCS), a.transform(DOCS))
@@ -212,7 +213,8 @@ def test_openvino_int8_fitted_on_two_short_documents_stays_close(monkeypatch):
 
 
 def test_a_large_enough_calibration_sample_is_kept_as_is():
-    from skembed.text.bert import _calibration_sample, builtin_calibration_texts
+    from skembed.text._transformer.calibration import builtin_calibration_texts
+    from skembed.text._transformer.calibration import calibration_sample as _calibration_sample
 
     builtin = builtin_calibration_texts()
     assert len(builtin) >= 32 and all(len(t.split()) >= 25 for t in builtin)
@@ -247,14 +249,14 @@ def test_corrupt_export_is_rebuilt_with_a_warning(tiny_dir):
     path = est._runner.path
     model = path / "model.onnx"
     model.write_bytes(model.read_bytes()[: model.stat().st_size // 2])  # truncated
-    _export.clear_runner_cache()
+    _runner.clear_runner_cache()
     with pytest.warns(UserWarning, match="corrupt or incomplete"):
         again = make(tiny_dir, backend="onnx", layers=[-2, -1]).fit(DOCS)
     assert again._runner.path == path and _export._verify(path)
     np.testing.assert_allclose(again.transform(DOCS), ref, atol=1e-6, rtol=0)
     # a half-written export (no manifest yet) is never loaded either
     (path / "manifest.json").unlink()
-    _export.clear_runner_cache()
+    _runner.clear_runner_cache()
     with pytest.warns(UserWarning, match="corrupt or incomplete"):
         make(tiny_dir, backend="onnx", layers=[-2, -1]).fit(DOCS)
     assert _export._verify(path)
@@ -328,7 +330,7 @@ def test_clone_reuses_the_session_and_pickle_reloads_it(tiny_dir):
     assert b"InferenceSession" not in blob and len(blob) < 200_000
     with pytest.raises(TypeError, match="cannot be pickled"):
         pickle.dumps(est._runner)
-    _export.clear_runner_cache()
+    _runner.clear_runner_cache()
     again = pickle.loads(blob)
     assert again._runner is not None and again._runner is not est._runner
     np.testing.assert_allclose(again.transform(DOCS), ref, atol=1e-6, rtol=0)
@@ -419,7 +421,7 @@ def test_changed_model_files_get_a_new_export(tiny_dir, tmp_path):
 
     from transformers import BertModel
 
-    from skembed.text import _hf
+    from skembed.text._transformer import loading as _hf
 
     path = tmp_path / "model"
     shutil.copytree(tiny_dir, path)

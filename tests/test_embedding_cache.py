@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pytest
 
-from skembed.text._embedding_cache import (
+from skembed.text._transformer.cache import (
     EmbeddingCache,
     EmbeddingCacheWarning,
     get_cache,
@@ -356,3 +356,31 @@ def test_bert_survives_a_damaged_entry_and_a_failed_write(tmp_path, monkeypatch)
     with pytest.warns(EmbeddingCacheWarning, match="disk is full"):
         third = other.transform(docs)
     np.testing.assert_allclose(third, first, atol=1e-6, rtol=0)
+
+
+def test_clear_caches_empties_every_process_cache(tmp_path):
+    """skembed.utils._caches.clear_caches empties the embedding stores (memory, and the rows a
+    directory store holds; its files stay), the model, session, file-hash and teacher caches."""
+    from skembed.text import _static_distil
+    from skembed.text._transformer import export, loading, runner
+    from skembed.utils._caches import clear_caches
+
+    memory, directory = get_cache("memory"), get_cache(tmp_path)
+    memory.put_many(NS, ["a"], fake_embed(["a"]))
+    directory.put_many(NS, ["b"], fake_embed(["b"]))
+    caches = {
+        "models": loading._CACHE,
+        "sessions": runner._RUNNERS,
+        "file hashes": export._FILE_HASHES,
+        "teacher rows": _static_distil._ROW_CACHE,
+    }
+    for name, cache in caches.items():
+        cache[f"stand-in for {name}"] = object()
+    assert len(memory) == 1 and len(directory) == 1
+
+    clear_caches()
+
+    assert len(memory) == 0 and len(directory) == 0
+    assert {name: len(cache) for name, cache in caches.items()} == dict.fromkeys(caches, 0)
+    found = get_cache(tmp_path).get_many(NS, ["b"])[0]  # the entry file was kept
+    np.testing.assert_array_equal(found, fake_embed(["b"])[0])

@@ -9,7 +9,7 @@ pytest.importorskip("tokenizers")
 pytest.importorskip("safetensors")
 
 from skembed.text import StaticEmbedder  # noqa: E402
-from skembed.text._model2vec_io import load_model2vec, save_model2vec  # noqa: E402
+from skembed.text._transformer.model2vec_io import load_model2vec, save_model2vec  # noqa: E402
 
 TABLE = np.array([[9.0, 9.0], [1.0, 0.0], [0.0, 3.0]], dtype=np.float32)
 

@@ -18,7 +18,7 @@ from sklearn.exceptions import NotFittedError  # noqa: E402
 from skembed.callbacks import Callback  # noqa: E402
 from skembed.nn.contrastive import cosine_similarity_loss, in_batch_negatives_loss  # noqa: E402
 from skembed.text import BertPooledEmbedder, SetFitEmbedder  # noqa: E402
-from skembed.text._embedding_cache import EmbeddingCache  # noqa: E402
+from skembed.text._transformer.cache import EmbeddingCache  # noqa: E402
 
 X, Y = text_data(24)
 
@@ -313,3 +313,14 @@ def test_diverging_learning_rate_names_the_parameter(tiny_dir):
 
 def test_tags_require_y(tiny_dir):
     assert make(tiny_dir).__sklearn_tags__().target_tags.required
+
+
+def test_early_stopping_can_restore_the_best_epochs_weights(tiny_dir):
+    from skembed.callbacks import EarlyStopping
+
+    stop = EarlyStopping(monitor="loss", patience=1, restore_best_weights=True)
+    est = make(tiny_dir, epochs=3, callbacks=[stop]).fit(X, Y)
+    assert 1 <= stop.best_epoch_ <= len(est.history_) <= 3
+    losses = [r["loss"] for r in est.history_]
+    assert losses[stop.best_epoch_ - 1] == min(losses)
+    assert np.isfinite(est.transform(X)).all()

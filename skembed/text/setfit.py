@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-import tempfile
-import time
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -15,22 +12,23 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..callbacks import make_record, run_callbacks
 from ..exceptions import diverged
 from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_n_jobs
-from ..utils._progress import progress, report_epoch
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
 from ..utils._targets import check_target, cross_fitted
-from . import _export
-from ._hf import (
+from ..utils._training import run_epochs
+from ._transformer import export as _export
+from ._transformer.loading import (
     DEFAULT_MODEL,
     LoadedEncoder,
     ModelSource,
     load_encoder,
-    rebuild_from_weights,
     resolve_model,
 )
+from ._transformer.pairs import sample_pairs
+from ._transformer.runner import load_runner
+from ._transformer.weights import encoder_data, rebuild_from_weights, weights_digest
 from .bert import BertPooledEmbedder
 
 __all__ = ["SetFitEmbedder"]
@@ -349,7 +347,7 @@ class SetFitEmbedder(BertPooledEmbedder):
         model.eval()
         for p in model.parameters():
             p.requires_grad_(False)
-        digest = _weights_digest(model)
+        digest = weights_digest(model)
         tuned_source = ModelSource(
             "object", f"setfit:{source.location}", f"setfit:{digest}", (model, tokenizer)
         )
@@ -376,31 +374,8 @@ class SetFitEmbedder(BertPooledEmbedder):
 
     def _sample_pairs(self, y, rng):
         """Rows and targets of the ``n_pairs`` pairs: (left, right, target) int/float arrays."""
-        n, budget = len(y), self.n_pairs
-        if self.target_type_ == "continuous":
-            left = _cycle(rng, n, budget)
-            right = (left + rng.randint(1, n, budget)) % n  # any other row
-            target = 1.0 - np.abs(y[left] - y[right]) / np.ptp(y)
-            return left, right, target
-        members = [np.flatnonzero(y == c) for c in range(int(y.max()) + 1)]
-        n_pos = budget if self.loss == "in_batch_negatives" else (budget + 1) // 2
-        anchors = _cycle(rng, n, budget)
-        left = anchors[:n_pos]
-        right = np.empty(budget, np.int64)
-        for c, rows in enumerate(members):  # a positive: another row of the anchor's class
-            at = np.flatnonzero(y[left] == c)
-            pick = rng.randint(0, len(rows) - 1, len(at))
-            chosen = rows[pick]
-            chosen[chosen == left[at]] = rows[-1]
-            right[at] = chosen
-        neg_left = anchors[n_pos:]
-        for c in range(len(members)):  # a negative: a row of another class
-            at = np.flatnonzero(y[neg_left] == c)
-            others = np.flatnonzero(y != c)
-            right[n_pos + at] = others[rng.randint(0, len(others), len(at))]
-        target = np.zeros(budget)
-        target[:n_pos] = 1.0
-        return anchors, right, target
+        continuous = self.target_type_ == "continuous"
+        return sample_pairs(y, rng, self.n_pairs, continuous, self.loss == "in_batch_negatives")
 
     def _train(self, model, ids, y, pairs, rng, device):
         import torch
@@ -418,80 +393,63 @@ class SetFitEmbedder(BertPooledEmbedder):
             lambda s: (s + 1) / warmup if s < warmup else max(0.0, (total - s) / (total - warmup)),
         )
         model.train()
-        bar = progress(total=self.epochs, verbose=self.verbose, desc="fine-tuning", unit="epoch")
+
+        def epoch_step(epoch):
+            order = rng.permutation(len(left))
+            losses = []
+            for b in range(0, len(order), self.batch_size):
+                idx = order[b : b + self.batch_size]
+                rows = np.concatenate([left[idx], right[idx]])
+                unique, inverse = np.unique(rows, return_inverse=True)
+                pooled = self._pooled_train([ids[i] for i in unique], device)
+                inverse = torch.from_numpy(inverse.astype(np.int64)).to(device)
+                u, v = pooled[inverse[: len(idx)]], pooled[inverse[len(idx) :]]
+                if labels is None:
+                    t = torch.from_numpy(target[idx]).to(device=device, dtype=u.dtype)
+                    loss = cosine_similarity_loss(u, v, t)
+                else:
+                    lab = torch.from_numpy(labels[idx]).to(device)
+                    loss = in_batch_negatives_loss(u, v, lab)
+                value = float(loss.detach())
+                if not np.isfinite(value):  # before the step: the weights stay finite
+                    raise diverged(
+                        self,
+                        epoch=epoch,
+                        loss=value,
+                        parameter="learning_rate",
+                        value=self.learning_rate,
+                    )
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                schedule.step()
+                losses.append(value)
+            lr = float(schedule.get_last_lr()[0])
+            return {"loss": float(np.mean(losses)), "learning_rate": lr, "pairs": len(left)}
+
         with limit_threads(self.n_jobs):
-            for epoch in range(1, self.epochs + 1):
-                started = time.perf_counter()
-                order = rng.permutation(len(left))
-                losses = []
-                for b in range(0, len(order), self.batch_size):
-                    idx = order[b : b + self.batch_size]
-                    rows = np.concatenate([left[idx], right[idx]])
-                    unique, inverse = np.unique(rows, return_inverse=True)
-                    pooled = self._pooled_train([ids[i] for i in unique], device)
-                    inverse = torch.from_numpy(inverse.astype(np.int64)).to(device)
-                    u, v = pooled[inverse[: len(idx)]], pooled[inverse[len(idx) :]]
-                    if labels is None:
-                        t = torch.from_numpy(target[idx]).to(device=device, dtype=u.dtype)
-                        loss = cosine_similarity_loss(u, v, t)
-                    else:
-                        lab = torch.from_numpy(labels[idx]).to(device)
-                        loss = in_batch_negatives_loss(u, v, lab)
-                    value = float(loss.detach())
-                    if not np.isfinite(value):
-                        raise diverged(
-                            self,
-                            epoch=epoch,
-                            loss=value,
-                            parameter="learning_rate",
-                            value=self.learning_rate,
-                        )
-                    optimizer.zero_grad(set_to_none=True)
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                    optimizer.step()
-                    schedule.step()
-                    losses.append(value)
-                record = make_record(
-                    epoch,
-                    float(np.mean(losses)),
-                    started,
-                    learning_rate=float(schedule.get_last_lr()[0]),
-                    pairs=len(left),
-                )
-                self.history_.append(record)
-                report_epoch(bar, record, self.verbose)
-                if run_callbacks(self.callbacks, self, record):
-                    break
-        bar.close()
+            run_epochs(
+                self,
+                epoch_step,
+                n_epochs=self.epochs,
+                callbacks=self.callbacks,
+                verbose=self.verbose,
+                desc="fine-tuning",
+            )
+
+    def _snapshot_weights(self):
+        return {k: v.detach().clone() for k, v in self.model_.state_dict().items()}
+
+    def _restore_weights(self, snapshot):
+        self.model_.load_state_dict(snapshot)
 
     def _pooled_train(self, seqs, device):
         """Pooled vectors (with gradients) of token-id sequences, shape (len(seqs), width)."""
-        import torch
+        from ..nn.pooling import finalize_pool, pool_stats
 
-        from ..nn.pooling import combine_layers, finalize_pool, pool_stats
-
-        prefix, suffix = self._prefix, self._suffix
-        length = max(len(s) for s in seqs) + len(prefix) + len(suffix)
-        input_ids = np.full((len(seqs), length), self._pad_id, np.int64)
-        mask = np.zeros((len(seqs), length), np.int64)
-        for r, s in enumerate(seqs):
-            row = prefix + list(s) + suffix
-            input_ids[r, : len(row)] = row
-            mask[r, : len(row)] = 1
-        inputs = {
-            "input_ids": torch.from_numpy(input_ids).to(device),
-            "attention_mask": torch.from_numpy(mask).to(device),
-        }
-        if self._use_token_types:
-            inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
-        last = self.layers_ == [self.model_.config.num_hidden_layers]
-        out = self.model_(**inputs, output_hidden_states=not last, return_dict=True)
-        tokens = (
-            out.last_hidden_state
-            if last
-            else combine_layers(out.hidden_states, self.layers_, self.layer_combine)
-        )
+        inputs = self._inputs(seqs, device)
+        tokens = self._torch_hidden(inputs)
         stat, count = pool_stats(tokens, inputs["attention_mask"], self.pooling)
         return finalize_pool(stat, count, self.pooling)
 
@@ -517,7 +475,7 @@ class SetFitEmbedder(BertPooledEmbedder):
         self._setup(encoder)
         self._runner = None
         if self.backend != "torch":
-            self._runner = _export.load_runner(
+            self._runner = load_runner(
                 tuned,
                 self.backend,
                 quantize=self.quantize,
@@ -609,41 +567,5 @@ class SetFitEmbedder(BertPooledEmbedder):
             state["_source"] = ModelSource(source.kind, source.location, source.key)
         tuned = self.__dict__.get("_tuned")
         if tuned is not None:
-            state["_stored_weights"] = _export_tuned(tuned)
+            state["_stored_weights"] = encoder_data(tuned)
         return state
-
-
-def _cycle(rng, n, size):
-    """``size`` row indices that go through every row in a fresh random order, repeatedly."""
-    reps = -(-size // n)
-    return np.concatenate([rng.permutation(n) for _ in range(reps)])[:size]
-
-
-def _weights_digest(model):
-    """blake2b of every weight tensor (names, shapes and bytes)."""
-    h = hashlib.blake2b(digest_size=16)
-    for name, tensor in model.state_dict().items():
-        t = tensor.detach().cpu().contiguous()
-        h.update(name.encode() + str(tuple(t.shape)).encode())
-        h.update(t.float().numpy().tobytes() if t.is_floating_point() else t.numpy().tobytes())
-    return h.hexdigest()
-
-
-def _export_tuned(encoder):
-    """The tuned encoder as plain data (numpy weights, tokenizer files): ``rebuild_from_weights``'s
-    input, so a pickle carries the weights without torch objects."""
-    weights = {
-        k: v.detach().cpu().float().numpy() if v.is_floating_point() else v.detach().cpu().numpy()
-        for k, v in encoder.model.state_dict().items()
-    }
-    with tempfile.TemporaryDirectory() as tmp:
-        encoder.tokenizer.save_pretrained(tmp)
-        files = {p.name: p.read_bytes() for p in Path(tmp).iterdir() if p.is_file()}
-    source = encoder.source
-    return {
-        "source": ModelSource("object", source.location, source.key),
-        "config": encoder.model.config.to_dict(),
-        "weights": weights,
-        "tokenizer_files": files,
-        "max_length": encoder.max_length,
-    }

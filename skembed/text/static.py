@@ -9,11 +9,7 @@ transformer at all. Reads and writes model2vec's directory format.
 
 from __future__ import annotations
 
-import json
 import os
-import threading
-import time
-from itertools import chain
 from numbers import Integral, Real
 
 import numpy as np
@@ -27,105 +23,25 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..callbacks import make_record, run_callbacks
-from ..exceptions import diverged
 from ..keyedvectors import KeyedVectors
-from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads
-from ..utils._progress import progress, report_epoch
-from ..utils._seeding import seed_from_random_state
+from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS
 from ..utils._state import restore_on_failure
 from ..utils._targets import check_target, cross_fitted
-from ._base import ModelTokenizedMixin
-from ._hf import DEFAULT_MODEL
-from ._model2vec_io import (
-    UNUSED_TOKEN,
-    distillation_tokenizer,
+from ._base import TEXT_PARAMETER_CONSTRAINTS, ModelTokenizedMixin
+from ._static_distil import clear_teacher_cache, distil, zipf_sif_weights
+from ._static_supervised import train_on_target
+from ._transformer.loading import DEFAULT_MODEL
+from ._transformer.model2vec_io import (
+    encode,
     is_model2vec_dir,
     load_model2vec,
+    median_token_length,
+    oov_rate,
     save_model2vec,
     unk_token_id,
 )
 
 __all__ = ["StaticEmbedder", "clear_teacher_cache", "zipf_sif_weights"]
-
-#: teacher outputs of the last teacher used, keyed by token-id sequence (see _teacher_vectors)
-_ROW_CACHE: dict = {}
-_CACHE_LOCK = threading.Lock()
-
-
-def clear_teacher_cache():
-    """Drop the teacher outputs that ``fit`` keeps for later fits (clones, CV folds).
-
-    The cache holds one float32 row of the teacher's width per vocabulary
-    entry of the last teacher used (about 45 MB for all-MiniLM-L6-v2's
-    vocabulary).
-    """
-    with _CACHE_LOCK:
-        _ROW_CACHE.clear()
-
-
-def zipf_sif_weights(n_tokens, sif_coefficient):
-    """SIF weights ``a / (a + p)`` of frequencies estimated by Zipf's law from the rank.
-
-    The token of row ``i`` (0-based) gets ``p_i = (1 / (i + 2)) / sum_j 1 / (j + 2)``
-    (model2vec's estimate: a vocabulary ordered by frequency, ranks from 2).
-
-    Parameters
-    ----------
-    n_tokens : int
-        Vocabulary size.
-    sif_coefficient : float or None
-        The ``a`` of the weights; None gives ones.
-
-    Returns
-    -------
-    weights : numpy.ndarray of shape (n_tokens,), float64
-
-    References
-    ----------
-    Arora, Liang & Ma (2017). A simple but tough-to-beat baseline for sentence
-    embeddings. ICLR.
-
-    Examples
-    --------
-    >>> zipf_sif_weights(2, 1.0).round(4)  # p = (1/2, 1/3) / (5/6) = (0.6, 0.4)
-    array([0.625 , 0.7143])
-    """
-    if sif_coefficient is None:
-        return np.ones(n_tokens)
-    inv_rank = 1.0 / np.arange(2, n_tokens + 2)
-    p = inv_rank / inv_rank.sum()
-    return sif_coefficient / (sif_coefficient + p)
-
-
-def pca_scores(X, n_components):
-    """Centred PCA scores (not whitened), each component's sign set by its largest score.
-
-    model2vec's ``_pca_fit_transform``: eigenvectors of the covariance matrix,
-    computed here in float64.
-
-    Parameters
-    ----------
-    X : numpy.ndarray of shape (n_samples, n_features)
-    n_components : int
-
-    Returns
-    -------
-    scores : numpy.ndarray of shape (n_samples, n_components), float64
-    explained_variance_ratio : numpy.ndarray of shape (n_components,)
-    """
-    X = np.asarray(X, dtype=np.float64)
-    Xc = X - X.mean(axis=0)
-    cov = (Xc.T @ Xc) / (len(X) - 1)
-    eigvals, eigvecs = np.linalg.eigh(cov)
-    eigvals = np.clip(eigvals[::-1], 0, None)
-    components = eigvecs[:, ::-1][:, :n_components].T
-    scores = Xc @ components.T
-    rows = np.argmax(np.abs(scores), axis=0)
-    scores *= np.sign(scores[rows, np.arange(scores.shape[1])])
-    total = eigvals.sum()
-    ratio = eigvals[:n_components] / total if total > 0 else np.zeros(n_components)
-    return scores, ratio
 
 
 class StaticEmbedder(
@@ -332,19 +248,15 @@ class StaticEmbedder(
         "max_length": [Interval(Integral, 1, None, closed="left"), None],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "backend": [StrOptions({"torch", "onnx", "openvino"})],
-        "device": COMPUTE_PARAMETER_CONSTRAINTS["device"],
-        "n_jobs": COMPUTE_PARAMETER_CONSTRAINTS["n_jobs"],
         "verbose": ["verbose"],
-        "handle_missing": [StrOptions({"error", "empty"})],
-        "handle_unknown": [StrOptions({"zeros", "nan", "error"})],
-        "dtype": [type, str, np.dtype],
+        **{k: TEXT_PARAMETER_CONSTRAINTS[k] for k in ("handle_missing", "handle_unknown", "dtype")},
         "supervised": ["boolean"],
         "target_type": [StrOptions({"auto", "binary", "multiclass", "continuous"})],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "patience": [Interval(Integral, 1, None, closed="left")],
-        "random_state": COMPUTE_PARAMETER_CONSTRAINTS["random_state"],
+        **COMPUTE_PARAMETER_CONSTRAINTS,
         "callbacks": [list, tuple, None],
         "cv": [Interval(Integral, 2, None, closed="left"), None],
     }
@@ -474,7 +386,7 @@ class StaticEmbedder(
         if is_model2vec_dir(self.model):
             device = None
         else:
-            from . import _export
+            from ._transformer import export as _export
 
             device = _export.resolve_backend_device(self.backend, self.device, "float32")
         texts = self._texts(self._check_documents(X))
@@ -485,295 +397,27 @@ class StaticEmbedder(
         if device is None:
             state = _state_from_dir(self.model)
         else:
-            state = self._distil(texts, device)
+            state = distil(self, texts, device)
         if self.supervised:
             state.update(self._train_on_target(state, texts, *target))
         state["device_"] = device
-        state["oov_rate_"] = _oov(state["tokenizer_"], state["unk_id_"], texts)
+        state["oov_rate_"] = oov_rate(state["tokenizer_"], state["unk_id_"], texts)
         for key, value in state.items():
             setattr(self, key, value)
         self._n_features_out = self.wv_.vector_size
 
     def _train_on_target(self, state, texts, y, kind, classes):
         """Train the token table with a linear head on ``y`` (model2vec's supervised recipe)."""
+        return train_on_target(self, state, texts, y, kind, classes)
+
+    def _snapshot_weights(self):
+        return self._head.table.detach().clone()
+
+    def _restore_weights(self, snapshot):
         import torch
 
-        from ..nn.static import MeanBagLinear, bag_batch
-
-        wv = state["wv_"]
-        ids, indptr = _encode(
-            state["tokenizer_"],
-            state["unk_id_"],
-            texts,
-            self.max_length,
-            state["median_token_length_"],
-        )
-        seed = seed_from_random_state(self.random_state)
-        rng = np.random.RandomState(seed)
-        n = len(texts)
-        regression = kind == "continuous"
-        rows = rng.permutation(n)
-        n_valid = int(round(self.validation_fraction * n))
-        if n_valid < 1 or n - n_valid < 1:
-            raise ValueError(
-                f"validation_fraction={self.validation_fraction} of {n} documents leaves an empty "
-                "training or validation split; give more documents or change validation_fraction."
-            )
-        if not regression and np.bincount(y).min() >= 2 and n_valid >= len(classes):
-            from sklearn.model_selection import train_test_split
-
-            train, valid = train_test_split(
-                np.arange(n), test_size=n_valid, stratify=y, random_state=seed
-            )
-        else:
-            valid, train = rows[:n_valid], rows[n_valid:]
-        if regression:
-            mean, scale = float(y[train].mean()), float(y[train].std()) or 1.0
-            target = torch.from_numpy(((y - mean) / scale).astype(np.float32))
-        else:
-            target = torch.from_numpy(y)
-        batch = min(max(len(train) // 30, 16), 256)  # model2vec's rule for its batch size
-        history = []
-        with limit_threads(self.n_jobs), torch.random.fork_rng():
-            torch.manual_seed(seed)
-            model = MeanBagLinear(torch.from_numpy(wv.vectors), 1 if regression else len(classes))
-            # the table's gradient is sparse (the rows of a batch's tokens): lazy Adam on it
-            optimizers = [
-                torch.optim.SparseAdam([model.table], lr=self.learning_rate),
-                torch.optim.Adam(model.head.parameters(), lr=self.learning_rate),
-            ]
-
-            def loss_of(out, rows):
-                if regression:
-                    return torch.nn.functional.mse_loss(out[:, 0], target[rows])
-                return torch.nn.functional.cross_entropy(out, target[rows])
-
-            best, best_loss, bad = None, float("inf"), 0
-            bar = progress(total=self.epochs, verbose=self.verbose, desc="training", unit="epoch")
-            for epoch in range(1, self.epochs + 1):
-                started = time.perf_counter()
-                model.train()
-                order = train[rng.permutation(len(train))]
-                losses = []
-                for b in range(0, len(order), batch):
-                    r = order[b : b + batch]
-                    loss = loss_of(model(*bag_batch(ids, indptr, r, "cpu")), torch.from_numpy(r))
-                    value = float(loss.detach())
-                    if not np.isfinite(value):
-                        raise diverged(
-                            self,
-                            epoch=epoch,
-                            loss=value,
-                            parameter="learning_rate",
-                            value=self.learning_rate,
-                        )
-                    for opt in optimizers:
-                        opt.zero_grad(set_to_none=True)
-                    loss.backward()
-                    for opt in optimizers:
-                        opt.step()
-                    losses.append(value * len(r))
-                model.eval()
-                with torch.no_grad():
-                    out = model(*bag_batch(ids, indptr, valid, "cpu"))
-                    valid_loss = float(loss_of(out, torch.from_numpy(valid)))
-                record = make_record(
-                    epoch, sum(losses) / len(train), started, valid_loss=valid_loss
-                )
-                history.append(record)
-                report_epoch(bar, record, self.verbose)
-                if best is None or valid_loss < best_loss - 1e-4 * abs(best_loss):
-                    best_loss, bad = valid_loss, 0
-                    best = model.table.detach().clone()
-                else:
-                    bad += 1
-                # early stopping (patience) and user callbacks share the record
-                self.history_ = history
-                stop = run_callbacks(self.callbacks, self, record)
-                if stop or bad >= self.patience:
-                    break
-            bar.close()
-        trained = KeyedVectors(best.numpy().astype(np.float32), list(wv.index_to_key))
-        trained.counts = wv.counts
-        return {
-            "wv_": trained,
-            "history_": history,
-            "target_type_": kind,
-            "classes_": classes,
-            "best_epoch_": int(np.argmin([r["valid_loss"] for r in history]) + 1),
-        }
-
-    def _distil(self, texts, device):
-        from ._hf import load_encoder, resolve_model
-
-        source = resolve_model(self.model)
-        encoder = load_encoder(source, device=device)
-        # a given (model, tokenizer) pair: exactly the tokenizer object the user passed
-        tokenizer = source.objects[1] if source.kind == "object" else encoder.tokenizer
-        if not getattr(tokenizer, "is_fast", False):
-            raise ValueError(
-                f"The teacher's tokenizer ({type(tokenizer).__name__}) is not a fast tokenizer; "
-                "StaticEmbedder tokenizes with the `tokenizers` library. Give a model directory "
-                "with a tokenizer.json, or pass (model, AutoTokenizer.from_pretrained(path, "
-                "use_fast=True))."
-            )
-        hidden = int(encoder.hidden_size)
-        if self.n_components is not None and self.n_components > hidden:
-            raise ValueError(
-                f"n_components={self.n_components} exceeds the teacher's hidden size {hidden}; "
-                f"choose n_components <= {hidden}, or None for no PCA."
-            )
-        spec = json.loads(tokenizer.backend_tokenizer.to_str())
-        keep_special = {tokenizer.unk_token, tokenizer.pad_token} - {None}
-        corpus_only = self.vocabulary == "corpus"
-
-        def keep(token, special):
-            if corpus_only:
-                return token in keep_special
-            return not UNUSED_TOKEN.fullmatch(token) and (not special or token in keep_special)
-
-        words, counts = [], np.zeros(0, dtype=np.int64)
-        if self.vocabulary != "model":
-            words, counts = self._corpus_words(texts, tokenizer.backend_tokenizer, spec, keep)
-        static_tok, kept_ids = distillation_tokenizer(spec, keep, words)
-        prefix, suffix = _special_affixes(tokenizer)
-        sequences = [[*prefix, i, *suffix] for i in kept_ids]
-        if words:
-            sequences += tokenizer(words, add_special_tokens=True)["input_ids"]
-        vectors = self._teacher_vectors(encoder, sequences, device)
-        n_tokens = len(vectors)
-        ratio = None
-        if self.n_components is not None:
-            if self.n_components >= n_tokens:
-                raise ValueError(
-                    f"n_components={self.n_components} is not below the vocabulary size "
-                    f"{n_tokens}; lower n_components (or min_count), or use None for no PCA."
-                )
-            vectors, ratio = pca_scores(vectors, self.n_components)
-        vectors = vectors * zipf_sif_weights(n_tokens, self.sif_coefficient)[:, None]
-        keys = [tok for tok, _ in sorted(static_tok.get_vocab().items(), key=lambda kv: kv[1])]
-        wv = KeyedVectors(vectors.astype(np.float32), keys)
-        wv.counts = np.concatenate([np.zeros(n_tokens - len(counts), dtype=np.int64), counts])
-        teacher = self.model if isinstance(self.model, (str, os.PathLike)) else "object"
-        return {
-            "wv_": wv,
-            "tokenizer_": static_tok,
-            "unk_id_": unk_token_id(static_tok),
-            "explained_variance_ratio_": ratio,
-            "n_corpus_words_": len(words),
-            "teacher_": os.fspath(teacher),
-            "median_token_length_": _median_length(keys),
-        }
-
-    def _corpus_words(self, texts, backend, spec, keep):
-        """Corpus words (normalised, pre-tokenized) by decreasing count, that need a row."""
-        normalizer, pre_tokenizer = backend.normalizer, backend.pre_tokenizer
-        counts = {}
-        for text in texts:
-            if normalizer is not None:
-                text = normalizer.normalize_str(text)
-            pieces = pre_tokenizer.pre_tokenize_str(text) if pre_tokenizer else [(text, None)]
-            for word, _ in pieces:
-                counts[word] = counts.get(word, 0) + 1
-        items = [(w, c) for w, c in counts.items() if c >= self.min_count]
-        items.sort(key=lambda wc: -wc[1])  # stable: ties keep first-occurrence order
-        vocab = spec["model"].get("vocab")
-        if isinstance(vocab, dict):  # words the kept vocabulary already has need no row
-            special = {a["content"] for a in spec.get("added_tokens") or [] if a.get("special")}
-            items = [(w, c) for w, c in items if not (w in vocab and keep(w, w in special))]
-        if self.max_vocab_size is not None:
-            items = items[: self.max_vocab_size]
-        if not items and self.vocabulary == "corpus":
-            raise ValueError(
-                f"No corpus word occurs min_count={self.min_count} times in the training "
-                "documents; lower min_count or use vocabulary='model'."
-            )
-        return [w for w, _ in items], np.array([c for _, c in items], dtype=np.int64)
-
-    def _teacher_vectors(self, encoder, sequences, device):
-        """Pooled teacher outputs, one row per sequence (sorted by length, batched).
-
-        Rows already computed by an earlier fit with the same teacher, pooling
-        and device (clones, CV folds, a grid over ``n_components``) come from a
-        process-level cache; only the new sequences run through the teacher.
-        """
-        key = (encoder.source.key, self.pooling, device, self.backend)
-        with _CACHE_LOCK:
-            if _ROW_CACHE.get("key") != key:
-                _ROW_CACHE.clear()
-                _ROW_CACHE.update(key=key, rows={})
-            rows = _ROW_CACHE["rows"]
-            tuples = [tuple(s) for s in sequences]
-            missing = list(dict.fromkeys(t for t in tuples if t not in rows))
-            if missing:
-                computed = self._run_teacher(encoder, missing, device)
-                rows.update(zip(missing, computed, strict=True))
-            return np.stack([rows[t] for t in tuples]) if tuples else np.zeros((0, 1))
-
-    def _run_teacher(self, encoder, sequences, device):
-        import torch
-
-        model = self._teacher_runner(encoder)
-        pad_id = getattr(encoder.tokenizer, "pad_token_id", None) or 0
-        lengths = np.array([len(s) for s in sequences])
-        order = np.argsort(lengths, kind="stable")
-        out = np.empty((len(sequences), encoder.hidden_size), dtype=np.float32)
-        starts = range(0, len(order), self.batch_size)
-        bar = progress(total=len(starts), verbose=self.verbose, desc="distilling", unit="batch")
-        with limit_threads(self.n_jobs), torch.inference_mode():
-            for start in starts:
-                idx = order[start : start + self.batch_size]
-                width = int(lengths[idx].max())
-                ids = np.full((len(idx), width), pad_id, dtype=np.int64)
-                mask = np.arange(width)[None, :] < lengths[idx][:, None]
-                for row, i in enumerate(idx):
-                    ids[row, : lengths[i]] = sequences[i]
-                mask_t = torch.from_numpy(mask.astype(np.int64)).to(device)
-                hidden = model(torch.from_numpy(ids).to(device), mask_t).float()
-                if self.pooling == "cls":
-                    pooled = hidden[:, 0]
-                else:
-                    m = mask_t.to(hidden.dtype)[:, :, None]
-                    pooled = (hidden * m).sum(1) / m.sum(1).clamp_min(1.0)
-                out[idx] = pooled.cpu().numpy()
-                bar.update(1)
-        bar.close()
-        return np.nan_to_num(out)
-
-    def _teacher_runner(self, encoder):
-        """``run(input_ids, attention_mask) -> last hidden states`` on ``backend``."""
-        import torch
-
-        if self.backend == "torch":
-
-            def run(ids, mask):
-                # a batch of one length needs no mask: the same numbers, a faster attention
-                full = bool(mask.all())
-                out = encoder.model(input_ids=ids, attention_mask=None if full else mask)
-                return out.last_hidden_state
-
-            return run
-        from ..utils._compute import resolve_n_jobs
-        from . import _export
-
-        names = _export.input_names(encoder.tokenizer)
-        runner = _export.load_runner(
-            encoder,
-            self.backend,
-            quantize=None,
-            layers=[int(encoder.n_hidden_states) - 1],
-            layer_combine="mean",
-            input_names=names,
-            n_threads=resolve_n_jobs(self.n_jobs),
-        )
-
-        def run(ids, mask):
-            inputs = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in names:
-                inputs["token_type_ids"] = torch.zeros_like(ids)
-            return runner(inputs)
-
-        return run
+        with torch.no_grad():
+            self._head.table.copy_(snapshot)
 
     # ------------------------------------------------------------------ load / save
     @classmethod
@@ -852,7 +496,7 @@ class StaticEmbedder(
     # ------------------------------------------------------------------ transform
     def _token_ids(self, texts):
         """Token ids of each text (unknown tokens dropped) as CSR parts: ids, indptr."""
-        return _encode(
+        return encode(
             self.tokenizer_, self.unk_id_, texts, self.max_length, self.median_token_length_
         )
 
@@ -914,22 +558,7 @@ class StaticEmbedder(
             If called before ``fit``.
         """
         check_is_fitted(self, "wv_")
-        return _oov(self.tokenizer_, self.unk_id_, self._texts(self._check_documents(X)))
-
-
-def _special_affixes(tokenizer):
-    """Ids the teacher's tokenizer puts before and after a sequence ([CLS] / [SEP])."""
-    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
-    full = tokenizer("a", add_special_tokens=True)["input_ids"]
-    for k in range(len(full) - len(plain) + 1):
-        if full[k : k + len(plain)] == plain:
-            return full[:k], full[k + len(plain) :]
-    return [], []  # pragma: no cover - a post-processor that rewrites the sequence itself
-
-
-def _median_length(tokens):
-    """Median token length in characters: model2vec cuts a text at ``max_length`` times it."""
-    return int(np.median([len(t) for t in tokens]))
+        return oov_rate(self.tokenizer_, self.unk_id_, self._texts(self._check_documents(X)))
 
 
 def _state_from_dir(path):
@@ -942,40 +571,6 @@ def _state_from_dir(path):
         "explained_variance_ratio_": None,
         "n_corpus_words_": 0,
         "teacher_": str(config.get("tokenizer_name") or ""),
-        "median_token_length_": _median_length(keys),
+        "median_token_length_": median_token_length(keys),
         "config_": config,
     }
-
-
-def _encode_raw(tokenizer, texts):
-    encodings = tokenizer.encode_batch_fast(texts, add_special_tokens=False)
-    lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
-    ids = np.fromiter(
-        chain.from_iterable(e.ids for e in encodings), dtype=np.int64, count=int(lengths.sum())
-    )
-    return ids, lengths
-
-
-def _encode(tokenizer, unk_id, texts, max_length, median_token_length):
-    """Ids of the known tokens of each text and the CSR row pointer (model2vec's truncation)."""
-    if max_length is not None:
-        n_chars = max_length * median_token_length
-        texts = [t[:n_chars] for t in texts]
-    ids, lengths = _encode_raw(tokenizer, texts)
-    doc = np.repeat(np.arange(len(texts)), lengths)
-    keep = np.ones(len(ids), dtype=bool)
-    if max_length is not None:
-        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-        keep &= (np.arange(len(ids)) - starts) < max_length
-    if unk_id is not None:
-        keep &= ids != unk_id
-    ids, doc = ids[keep], doc[keep]
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(doc, minlength=len(texts)))])
-    return ids, indptr
-
-
-def _oov(tokenizer, unk_id, texts):
-    ids, _ = _encode_raw(tokenizer, texts)
-    if not len(ids) or unk_id is None:
-        return 0.0
-    return float(np.mean(ids == unk_id))

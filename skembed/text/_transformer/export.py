@@ -29,8 +29,8 @@ loses the race uses the winner's), and its ``manifest.json`` (the sha256 of
 every file) is written last and verified on load: a corrupt or half-written
 export is removed, rebuilt and never loaded. A builder holds an exclusive
 ``flock`` on its temporary directory; one left by a killed process (unlocked,
-untouched for ``STALE_EXPORT_SECONDS``) is removed by the next export. Sessions are cached in-process,
-so ``clone()`` and the folds of a grid search share one.
+untouched for ``STALE_EXPORT_SECONDS``) is removed by the next export. Sessions are compiled and cached
+in-process by :mod:`.runner`.
 """
 
 from __future__ import annotations
@@ -52,7 +52,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BACKENDS", "check_backend", "export_root", "load_runner", "clear_runner_cache"]
+from ...utils._caches import register_cache
+
+__all__ = ["BACKENDS", "check_backend", "export_root", "input_names", "resolve_backend_device"]
 
 BACKENDS = ("torch", "onnx", "openvino")
 #: bump when the layout or the recipe of an export changes (old exports are then ignored)
@@ -61,7 +63,6 @@ OPSET = 17
 #: what each backend imports (the last ``openvino`` entry only for ``quantize="int8"``)
 #: (torch's exporter itself needs ``onnx``; onnxscript is not needed by the TorchScript path)
 _PACKAGES = {"onnx": ("onnxruntime", "onnx"), "openvino": ("openvino", "onnx", "nncf")}
-_RUNNERS: dict = {}
 _FILE_HASHES: dict = {}
 #: a temporary export directory (``exports/.tmp-*``) untouched this long, and not locked by a
 #: live builder, was left by a killed process and is removed by the next export
@@ -150,7 +151,7 @@ def resolve_backend_device(backend, device, torch_dtype, quantize=None):
     ImportError, ValueError
         As :func:`check_backend`, and for an unavailable device.
     """
-    from ..utils._compute import resolve_device
+    from ...utils._compute import resolve_device
 
     if backend != "torch" and str(device) == "auto":
         device = "cpu"
@@ -239,7 +240,7 @@ def _model_identity(encoder):
     """Hash of a model directory's files (memoised on size and mtime), else of the weights."""
     source = encoder.source
     if source.kind == "hub":  # the revision loaded is not in the key: fingerprint the weights
-        from ._hf import _fingerprint
+        from .loading import _fingerprint
 
         return "hub:" + _fingerprint(encoder.model, encoder.tokenizer)
     if source.kind != "dir":
@@ -383,7 +384,7 @@ def _tokens_module(model, layers, layer_combine, input_names):
     """torch module: positional inputs -> combined token vectors of the selected hidden states."""
     import torch
 
-    from ..nn.pooling import combine_layers
+    from ...nn.pooling import combine_layers
 
     class Tokens(torch.nn.Module):
         def __init__(self):
@@ -535,149 +536,8 @@ def _build_openvino(encoder, layers, layer_combine, input_names, quantize, calib
     raw.unlink()
 
 
-# ---------------------------------------------------------------------- sessions
-class Runner:
-    """A compiled session: ``runner(inputs)`` maps a batch of torch int64 tensors to token vectors.
-
-    Not picklable on purpose (estimators drop it and reload it from the export).
-    """
-
-    def __init__(self, backend, path, n_threads):
-        self.backend, self.path, self.n_threads = backend, path, n_threads
-        if backend == "onnx":
-            import onnxruntime as ort
-
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = n_threads
-            options.inter_op_num_threads = 1
-            options.log_severity_level = 3
-            self._session = ort.InferenceSession(
-                str(path / "model.onnx"), options, providers=["CPUExecutionProvider"]
-            )
-            self.input_names = [i.name for i in self._session.get_inputs()]
-        else:
-            import openvino as ov
-
-            compiled = ov.Core().compile_model(
-                str(path / "model.xml"),
-                "CPU",
-                {
-                    "INFERENCE_NUM_THREADS": n_threads,
-                    "PERFORMANCE_HINT": "LATENCY",
-                    "INFERENCE_PRECISION_HINT": "f32",
-                },
-            )
-            self._compiled = compiled
-            self._output = compiled.outputs[0]
-            self.input_names = [i.get_any_name() for i in compiled.inputs]
-            self._local = threading.local()
-
-    def __call__(self, inputs):
-        import torch
-
-        feed = {n: np.ascontiguousarray(inputs[n].cpu().numpy()) for n in self.input_names}
-        if self.backend == "onnx":
-            out = self._session.run(None, feed)[0]
-        else:
-            req = getattr(self._local, "request", None)
-            if req is None:  # an infer request is not thread-safe: one per thread
-                req = self._local.request = self._compiled.create_infer_request()
-            out = np.array(req.infer(feed)[self._output], copy=True)
-        return torch.from_numpy(out)
-
-    def __reduce__(self):
-        raise TypeError("A backend session cannot be pickled; the estimator reloads it.")
-
-
-def load_runner(
-    encoder,
-    backend,
-    *,
-    quantize,
-    layers,
-    layer_combine,
-    input_names,
-    n_threads,
-    calibration=None,
-    calibration_feeds=None,
-):
-    """The cached session of ``encoder`` exported to ``backend`` (exporting it once if needed).
-
-    Parameters
-    ----------
-    encoder : skembed.text._hf.LoadedEncoder
-        The float32 torch encoder to export.
-    backend : {"onnx", "openvino"}
-    quantize : {None, "int8"}
-    layers : list of int
-        Non-negative hidden-state indices.
-    layer_combine : {"mean", "sum", "concat"}
-    input_names : tuple of str
-        The model's inputs (``input_ids``, ``attention_mask`` and possibly
-        ``token_type_ids``), in the order of the export.
-    n_threads : int
-        Intra-op threads of the session.
-    calibration : str or None
-        :func:`calibration_hash` of the calibration sample and its windowing
-        (used by ``openvino`` with ``quantize="int8"`` only).
-    calibration_feeds : callable or None
-        ``calibration_feeds(input_names)`` returns the list of numpy input
-        batches for calibration; called only when the export is built.
-
-    Returns
-    -------
-    runner : Runner
-
-    Raises
-    ------
-    RuntimeError
-        If the export fails (the message names the backend; ``backend="torch"``
-        keeps working).
-    """
-    calibrated = backend == "openvino" and quantize == "int8"
-    settings = export_settings(
-        encoder,
-        backend,
-        quantize,
-        layers,
-        layer_combine,
-        calibration if calibrated else None,
-    )
-    settings["inputs"] = list(input_names)
-    key = (json.dumps(settings, sort_keys=True), str(export_root()), n_threads)
+@register_cache
+def clear_file_hashes():
+    """Forget the sha256 of model files computed in this process (they are computed again)."""
     with _LOCK:
-        hit = _RUNNERS.get(key)
-        if hit is not None and _still_there(hit.path):
-            return hit
-
-        def build(out):
-            if backend == "onnx":
-                _build_onnx(encoder, layers, layer_combine, input_names, quantize, out)
-            else:
-                _build_openvino(
-                    encoder, layers, layer_combine, input_names, quantize, calibration_feeds, out
-                )
-
-        try:
-            path = _cached_export(settings, build)
-            runner = Runner(backend, path, n_threads)
-        except (ImportError, MemoryError, KeyboardInterrupt):
-            raise
-        except Exception as exc:
-            raise RuntimeError(
-                f"backend={backend!r}: exporting {encoder.source.location!r} "
-                f"({type(encoder.model).__name__}) failed: {type(exc).__name__}: {exc}. "
-                "backend='torch' runs this model without an export."
-            ) from exc
-        _RUNNERS[key] = runner
-        return runner
-
-
-def _still_there(path):
-    return (path / "manifest.json").is_file()
-
-
-def clear_runner_cache():
-    """Drop every session held in this process (exports on disk are kept)."""
-    with _LOCK:
-        _RUNNERS.clear()
+        _FILE_HASHES.clear()

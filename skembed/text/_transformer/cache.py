@@ -67,7 +67,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..exceptions import EmbeddingCacheWarning
+from ...exceptions import EmbeddingCacheWarning
+from ...utils._caches import register_cache
 
 __all__ = ["EmbeddingCache", "EmbeddingCacheWarning", "get_cache", "text_hash"]
 
@@ -474,3 +475,14 @@ def get_cache(cache):
         f"cache must be None, 'memory', a directory path or an EmbeddingCache; got "
         f"{type(cache).__name__}."
     )
+
+
+@register_cache
+def clear_stores():
+    """Forget the rows that the process-wide stores hold in memory: the ``"memory"`` store and
+    every directory store (their entry files on disk are kept)."""
+    _MEMORY.clear()
+    with _DIR_LOCK:
+        stores = list(_DIRECTORIES.values())
+    for store in stores:
+        store.clear()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -355,3 +356,42 @@ def distillation_tokenizer(spec, keep, words=()):
     spec["padding"] = None
     spec["truncation"] = None
     return Tokenizer.from_str(json.dumps(spec)), [i for _, i in kept]
+
+
+def median_token_length(tokens):
+    """Median token length in characters: model2vec cuts a text at ``max_length`` times it."""
+    return int(np.median([len(t) for t in tokens]))
+
+
+def encode_raw(tokenizer, texts):
+    encodings = tokenizer.encode_batch_fast(texts, add_special_tokens=False)
+    lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+    ids = np.fromiter(
+        chain.from_iterable(e.ids for e in encodings), dtype=np.int64, count=int(lengths.sum())
+    )
+    return ids, lengths
+
+
+def encode(tokenizer, unk_id, texts, max_length, median_token_length):
+    """Ids of the known tokens of each text and the CSR row pointer (model2vec's truncation)."""
+    if max_length is not None:
+        n_chars = max_length * median_token_length
+        texts = [t[:n_chars] for t in texts]
+    ids, lengths = encode_raw(tokenizer, texts)
+    doc = np.repeat(np.arange(len(texts)), lengths)
+    keep = np.ones(len(ids), dtype=bool)
+    if max_length is not None:
+        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        keep &= (np.arange(len(ids)) - starts) < max_length
+    if unk_id is not None:
+        keep &= ids != unk_id
+    ids, doc = ids[keep], doc[keep]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(doc, minlength=len(texts)))])
+    return ids, indptr
+
+
+def oov_rate(tokenizer, unk_id, texts):
+    ids, _ = encode_raw(tokenizer, texts)
+    if not len(ids) or unk_id is None:
+        return 0.0
+    return float(np.mean(ids == unk_id))

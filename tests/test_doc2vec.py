@@ -299,10 +299,16 @@ def _gensim_reference():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).parents[1] / "benchmarks" / "bench_doc2vec.py"
-    spec = importlib.util.spec_from_file_location("bench_doc2vec", path)
+    import sys
+
+    benchmarks = Path(__file__).parents[1] / "benchmarks"
+    spec = importlib.util.spec_from_file_location("bench_doc2vec", benchmarks / "bench_doc2vec.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(benchmarks))  # the script imports the benchmarks' _util
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(benchmarks))
     return module.GensimDoc2Vec
 
 

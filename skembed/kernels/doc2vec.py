@@ -45,26 +45,28 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .word2vec import (
+from ._core import (
     _FASTMATH,
     _MAXE,
     _S16,
     _TABLE_SCALE,
-    _buffer_sizes,
     _buffers_full,
     _centre,
     _in_slot,
     _lcg,
+    _output_layer,
+    _tables,
+    _uniform,
+    _working,
+)
+from ._phases import (
+    _buffer_sizes,
     _max_context,
     _merge_phase,
-    _output_layer,
     _part_scratch,
     _part_starts,
     _part_workspace,
     _scratch,
-    _tables,
-    _uniform,
-    _working,
     _workspaces,
 )
 

@@ -1,0 +1,487 @@
+"""The shared core of the word2vec-family kernels (word2vec, FastText, Doc2Vec).
+
+One of each, used by every variant's ``train_part`` (see :mod:`skembed.kernels.word2vec`
+for the algorithm and the two threading modes): :class:`KernelConfig`, the random-number
+generator (word2vec.c's LCG), chunk preparation (subsampling), the sigmoid table lookup,
+the buffered row slots of the deterministic mode, the negative draw, the output layer
+(negative sampling and hierarchical softmax), the input gather/scatter, the per-token
+prologue (:func:`_centre`) and the example builders of the torch engine
+(:func:`skipgram_pairs`, :func:`cbow_windows`). Every helper called inside a hot loop takes scalars and 2-D
+arrays indexed by row, so numba emits no reference counting per token.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ._sampling import EXP_TABLE_SIZE, MAX_EXP
+
+
+class KernelConfig(NamedTuple):
+    """Settings and vocabulary-sized tables of one fit, passed to :func:`train_chunk` as one value.
+
+    Built once per ``fit`` (``skembed.text._word2vec_training.kernel_config``).
+
+    Attributes
+    ----------
+    sg : bool
+        Skip-gram (True) or CBOW (False).
+    hs : bool
+        Hierarchical softmax on/off.
+    negative : int
+        Negative samples per positive example (0: none).
+    window : int
+        Maximum window; the effective window is drawn in ``1..window``.
+    shared_negatives : bool
+        Skip-gram with negative sampling only: one draw of negatives per
+        window (:func:`train_part_shared`).
+    neg_prob : numpy.ndarray of shape (n_words,), float32
+    neg_alias : numpy.ndarray of shape (n_words,), int32
+        Alias table of the noise distribution (``_sampling.alias_table``).
+    codes : numpy.ndarray of shape (n_words, L), uint8
+    points : numpy.ndarray of shape (n_words, L), int32
+    code_lengths : numpy.ndarray of shape (n_words,), int32
+        Huffman tree (``_sampling.huffman_tree``); one dummy column without HS.
+    sigmoid, log_sigmoid : numpy.ndarray of shape (EXP_TABLE_SIZE,), float32
+        ``_sampling.sigmoid_tables``.
+    sub_indptr : numpy.ndarray of shape (n_words + 1,) or (0,), int64
+    sub_indices : numpy.ndarray of shape (nnz,), int32
+        CSR of the input rows of each word (FastText: its own row, then its
+        n-gram bucket rows); empty arrays: word ``w`` is row ``w``.
+    sync_tokens : int
+        0: lock-free (Hogwild) threads; ``k > 0``: deterministic phases of
+        ``k`` centre tokens per thread (see the module docstring).
+    """
+
+    sg: bool
+    hs: bool
+    negative: int
+    window: int
+    shared_negatives: bool
+    neg_prob: np.ndarray
+    neg_alias: np.ndarray
+    codes: np.ndarray
+    points: np.ndarray
+    code_lengths: np.ndarray
+    sigmoid: np.ndarray
+    log_sigmoid: np.ndarray
+    sub_indptr: np.ndarray
+    sub_indices: np.ndarray
+    sync_tokens: int
+
+
+# fast-math without 'nnan'/'ninf': NaN/inf checks must survive (divergence detection)
+_FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+
+_MUL = np.uint64(25214903917)
+_INC = np.uint64(11)
+_S16 = np.uint64(16)
+_M24 = np.uint64(0xFFFFFF)
+_INV24 = np.float32(1.0 / 16777216.0)
+_TABLE_SCALE = np.float32(EXP_TABLE_SIZE / MAX_EXP / 2.0)
+_MAXE = np.float32(MAX_EXP)
+#: floats of one row buffer of one thread in deterministic mode (16 MiB); a phase ends early
+#: when a buffer fills up, so memory stays bounded for any vocabulary or bucket count
+BUFFER_FLOATS = 1 << 22
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lcg(state):
+    return state * _MUL + _INC
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _uniform(state):
+    """A float32 in [0, 1) from 24 high bits of the LCG state."""
+    return np.float32((state >> _S16) & _M24) * _INV24
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _seed_state(seed, part):
+    s = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(part + 1) * np.uint64(
+        0xBF58476D1CE4E5B9
+    )
+    s ^= s >> np.uint64(31)
+    for _ in range(4):
+        s = _lcg(s)
+    return s
+
+
+@njit(cache=True, nogil=True)
+def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed):
+    """Map raw ids to vocabulary ids, drop unknown tokens and subsample frequent words.
+
+    Parameters
+    ----------
+    raw_ids : numpy.ndarray of shape (n_raw,), int32
+        Token ids in the corpus' provisional numbering.
+    raw_offsets : numpy.ndarray of shape (n_docs + 1,), int64
+    remap : numpy.ndarray of shape (n_provisional,), int32
+        Vocabulary id of each provisional id, ``-1`` for dropped words.
+    keep_prob : numpy.ndarray of shape (n_words,), float32
+        Keep probability of each vocabulary word (``_sampling.keep_probabilities``).
+    seed : int
+        Seed of the LCG deciding which tokens are kept.
+
+    Returns
+    -------
+    ids : numpy.ndarray of shape (n_kept,), int32
+    offsets : numpy.ndarray of shape (n_docs + 1,), int64
+    n_known : int
+        Number of in-vocabulary tokens before subsampling.
+    """
+    n_docs = raw_offsets.size - 1
+    ids = np.empty(raw_ids.size, dtype=np.int32)
+    offsets = np.zeros(n_docs + 1, dtype=np.int64)
+    state = _seed_state(seed, 0)
+    k = 0
+    n_known = 0
+    for d in range(n_docs):
+        for p in range(raw_offsets[d], raw_offsets[d + 1]):
+            w = remap[raw_ids[p]]
+            if w < 0:
+                continue
+            n_known += 1
+            kp = keep_prob[w]
+            if kp < 1.0:
+                state = _lcg(state)
+                if kp < _uniform(state):
+                    continue
+            ids[k] = w
+            k += 1
+        offsets[d + 1] = k
+    return ids[:k].copy(), offsets, n_known
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _table_index(f):
+    """Index of score ``f`` in the sigmoid tables (0 outside ``(-MAX_EXP, MAX_EXP)`` or NaN)."""
+    if f > -_MAXE and f < _MAXE:
+        return int((f + _MAXE) * _TABLE_SCALE)
+    return 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _logistic(f, label, alpha, sig, log_pos, log_neg):
+    """Gradient and loss of one binary logistic example from its score ``f`` (scalars only).
+
+    ``sig``, ``log_pos``, ``log_neg``: the table entries at ``_table_index(f)`` (ignored
+    outside the table). Returns ``(g, loss, nan_flag)``.
+    """
+    if f >= _MAXE:
+        return (label - np.float32(1.0)) * alpha, (np.float32(0.0) if label > 0 else f), False
+    if f <= -_MAXE:
+        return label * alpha, (-f if label > 0 else np.float32(0.0)), False
+    if f == f:
+        return (label - sig) * alpha, (-log_pos if label > 0 else -log_neg), False
+    return np.float32(0.0), np.float32(0.0), True
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _score_update(L, li, out, oi, err, ei, label, alpha, sigmoid, log_sigmoid, dim):
+    """One binary logistic example: input ``L[li]``, output row ``out[oi]`` (updated in
+    place), input gradient accumulated in ``err[ei]``. Returns (loss, nan_flag).
+
+    Rows are addressed two-dimensionally and the helper has no data-dependent branch around
+    array code, so numba's reference-count pruning removes every incref of its arguments.
+    """
+    f = np.float32(0.0)
+    for k in range(dim):
+        f += L[li, k] * out[oi, k]
+    idx = _table_index(f)
+    g, loss, bad = _logistic(
+        f, label, alpha, sigmoid[idx], log_sigmoid[idx], log_sigmoid[EXP_TABLE_SIZE - 1 - idx]
+    )
+    for k in range(dim):
+        err[ei, k] += g * out[oi, k]
+        out[oi, k] += g * L[li, k]
+    return loss, bad
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot(mat, r, slot, rows, buf, count, m):
+    """Slot of row ``r`` of ``mat`` in one part's buffer (deterministic mode), branch-free.
+
+    The first access of a phase copies the shared row into the buffer (``slot`` maps
+    rows to slots, ``rows`` slots to rows, ``count[m]`` is the number of slots in use);
+    the part then reads and writes only ``buf[slot]``. Written without a branch around the
+    copy (its loop runs 0 or ``dim`` times) so that no reference counting survives.
+    """
+    s = np.int64(slot[r])
+    miss = np.int64(s < 0)
+    n = count[m]
+    s += miss * (n - s)
+    count[m] = n + miss
+    slot[r] = s
+    rows[s] = r
+    for k in range(miss * buf.shape[1]):
+        buf[s, k] = mat[r, k]
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in_slot(syn0, r, ws):
+    """Row of the working input matrix holding input row ``r``: ``r`` itself (``ws is None``,
+    lock-free: the shared matrix) or its slot in the part's buffer.
+
+    ``ws is None`` is decided when numba compiles the caller (its type is ``none``), so the
+    lock-free variant has no branch and no buffer code.
+    """
+    if ws is None:
+        return np.int64(r)
+    return _slot(syn0, r, ws[0], ws[1], ws[2], ws[9], 0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _neg_slot(syn1neg, r, ws):
+    if ws is None:
+        return np.int64(r)
+    return _slot(syn1neg, r, ws[3], ws[4], ws[5], ws[9], 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _node_slot(syn1, r, ws):
+    if ws is None:
+        return np.int64(r)
+    return _slot(syn1, r, ws[6], ws[7], ws[8], ws[9], 2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _working(syn0, syn1neg, syn1, ws):
+    """The matrices the part reads and writes: the shared ones (lock-free) or its buffers."""
+    if ws is None:
+        return syn0, syn1neg, syn1
+    return ws[2], ws[5], ws[8]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _buffers_full(ws, need):
+    """True if one more centre word might overflow a buffer (phase must end)."""
+    count = ws[9]
+    return (
+        count[0] + need[0] > ws[1].shape[0]
+        or count[1] + need[1] > ws[4].shape[0]
+        or count[2] + need[2] > ws[7].shape[0]
+    )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _draw_negative(state, n_words, neg_prob, neg_alias):
+    """One noise word from the alias table (two LCG steps, word2vec.c's order); (word, state)."""
+    state = _lcg(state)
+    t = np.int64((state >> _S16) % np.uint64(n_words))
+    state = _lcg(state)
+    keep = np.int64(_uniform(state) < neg_prob[t])
+    return t + (1 - keep) * (np.int64(neg_alias[t]) - t), state
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _draw_targets(w, negative, neg_prob, neg_alias, outs, state):
+    """``w`` then ``negative`` noise words (those equal to ``w`` dropped) into ``outs``.
+
+    Branch-free; returns (number of targets, new_state). Draws in word2vec.c's order.
+    """
+    n_words = neg_prob.size
+    outs[0] = w
+    n = 1
+    for _ in range(negative):
+        tw, state = _draw_negative(state, n_words, neg_prob, neg_alias)
+        outs[n] = tw
+        n += np.int64(tw != w)
+    return n, state
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _output_layer(L, li, w, err, ei, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim):
+    """Train the output layer for the input vector ``L[li]`` and target word ``w``.
+
+    Hierarchical softmax over ``w``'s Huffman code (when ``t.hs``), then ``w`` as the
+    positive example and ``t.negative`` noise words drawn from the alias table with the LCG
+    ``state`` (word2vec.c's order of draws). ``W1``/``W2`` are the working output matrices
+    (:func:`_working`), ``t`` the unpacked tables (:func:`_tables`), ``outs`` an int64
+    scratch of ``negative + 1`` entries; ``err[ei]`` accumulates the gradient for the input
+    rows. Returns (loss, new_state, nan_flag).
+
+    Loops only, no branch around array code: numba prunes the reference counts of the
+    arguments (an early ``return``/``continue`` here costs ~15 increfs per call).
+    """
+    loss = np.float32(0.0)
+    bad = False
+    hs, negative, neg_prob, neg_alias, codes, points, code_lengths, sigmoid, log_sigmoid = t
+    for j in range(code_lengths[w] * np.int64(hs)):
+        s = _node_slot(syn1, points[w, j], ws)
+        ls, b = _score_update(
+            L, li, W2, s, err, ei, np.float32(1 - codes[w, j]), alpha, sigmoid, log_sigmoid, dim
+        )
+        loss += ls
+        bad |= b
+    n_out, state = _draw_targets(w, negative, neg_prob, neg_alias, outs, state)
+    for j in range(n_out * np.int64(negative > 0)):
+        s = _neg_slot(syn1neg, outs[j], ws)
+        ls, b = _score_update(
+            L, li, W1, s, err, ei, np.float32(j == 0), alpha, sigmoid, log_sigmoid, dim
+        )
+        loss += ls
+        bad |= b
+    return loss, state, bad
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _tables(c):
+    """The output-layer settings and tables of a :class:`KernelConfig`, unpacked once."""
+    return (
+        c.hs, c.negative, c.neg_prob, c.neg_alias, c.codes, c.points, c.code_lengths, c.sigmoid,
+        c.log_sigmoid,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _gather_input(W0, syn0, u, sub, ws, L, li, dim):
+    """Input vector of word ``u`` into ``L[li]``: its row, or the mean of its subword rows.
+
+    ``sub``: ``None`` (one row per word) or the CSR ``(indptr, indices)`` of the input rows
+    of each word, decided at compile time.
+    """
+    if sub is None:
+        s = _in_slot(syn0, u, ws)
+        for k in range(dim):
+            L[li, k] = W0[s, k]
+    else:
+        indptr, indices = sub
+        r0 = indptr[u]
+        r1 = indptr[u + 1]
+        for k in range(dim):
+            L[li, k] = np.float32(0.0)
+        for r in range(r0, r1):
+            s = _in_slot(syn0, indices[r], ws)
+            for k in range(dim):
+                L[li, k] += W0[s, k]
+        inv = np.float32(1.0) / np.float32(max(r1 - r0, 1))
+        for k in range(dim):
+            L[li, k] *= inv
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _add_to_input(W0, syn0, u, grad, gi, sub, ws, dim):
+    """Add ``grad[gi]`` in full to every input row of word ``u`` (``sub`` as
+    :func:`_gather_input`)."""
+    if sub is None:
+        s = _in_slot(syn0, u, ws)
+        for k in range(dim):
+            W0[s, k] += grad[gi, k]
+    else:
+        indptr, indices = sub
+        for r in range(indptr[u], indptr[u + 1]):
+            s = _in_slot(syn0, indices[r], ws)
+            for k in range(dim):
+                W0[s, k] += grad[gi, k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _centre(ids, offsets, d, p, window, draw, state):
+    """Prologue of centre position ``p``, shared by every per-part kernel.
+
+    Advances the document index ``d`` to ``p``'s document and, when ``draw``, draws
+    the effective window in ``1..window`` with the LCG (word2vec.c's
+    ``b = next_random % window``) and clips it to the document. Loops and scalar
+    branches only (no reference counting survives). Returns
+    ``(d, centre_word, lo, hi, state)``: the context positions are ``lo..hi-1``
+    except ``p`` (``lo == hi == p`` without ``draw``).
+    """
+    while offsets[d + 1] <= p:
+        d += 1
+    lo = p
+    hi = p
+    if draw:
+        state = _lcg(state)
+        b = np.int64((state >> _S16) % np.uint64(window))
+        lo = max(offsets[d], p - window + b)
+        hi = min(offsets[d + 1], p + window + 1 - b)
+    return d, ids[p], lo, hi, state
+
+
+@njit(cache=True, nogil=True)
+def skipgram_pairs(ids, offsets, window, seed):
+    """(input, target) pairs of skip-gram with word2vec's dynamic window (torch engine).
+
+    Parameters
+    ----------
+    ids : numpy.ndarray of shape (n_tokens,), int32
+    offsets : numpy.ndarray of shape (n_docs + 1,), int64
+    window : int
+    seed : int
+
+    Returns
+    -------
+    inputs : numpy.ndarray of shape (n_pairs,), int32
+        Context words (their input vectors predict the target), as word2vec.c.
+    targets : numpy.ndarray of shape (n_pairs,), int32
+        Centre words.
+    """
+    # first pass: count the pairs (same draws), so memory is exact whatever ``window`` is
+    state = _seed_state(seed, 0)
+    n_pairs = 0
+    for d in range(offsets.size - 1):
+        s = offsets[d]
+        e = offsets[d + 1]
+        for p in range(s, e):
+            state = _lcg(state)
+            b = np.int64((state >> _S16) % np.uint64(window))
+            n_pairs += max(0, min(e, p + window + 1 - b) - max(s, p - window + b) - 1)
+    inputs = np.empty(n_pairs, dtype=np.int32)
+    targets = np.empty(n_pairs, dtype=np.int32)
+    state = _seed_state(seed, 0)
+    k = 0
+    for d in range(offsets.size - 1):
+        s = offsets[d]
+        e = offsets[d + 1]
+        for p in range(s, e):
+            state = _lcg(state)
+            b = np.int64((state >> _S16) % np.uint64(window))
+            for c in range(max(s, p - window + b), min(e, p + window + 1 - b)):
+                if c != p:
+                    inputs[k] = ids[c]
+                    targets[k] = ids[p]
+                    k += 1
+    return inputs, targets
+
+
+@njit(cache=True, nogil=True)
+def cbow_windows(ids, offsets, window, seed):
+    """Context windows of CBOW with word2vec's dynamic window (torch engine).
+
+    Returns
+    -------
+    contexts : numpy.ndarray of shape (n_examples, width), int32
+        Context word ids, padded with ``-1``; ``width`` is ``2 * window`` or
+        the longest document minus one, whichever is smaller (at least 1).
+    targets : numpy.ndarray of shape (n_examples,), int32
+        Centre words (centres without any context are skipped).
+    """
+    n = ids.size
+    longest = 0
+    for d in range(offsets.size - 1):
+        longest = max(longest, offsets[d + 1] - offsets[d])
+    width = max(1, min(2 * np.int64(window), longest - 1))
+    contexts = np.full((n, width), -1, dtype=np.int32)
+    targets = np.empty(n, dtype=np.int32)
+    state = _seed_state(seed, 0)
+    k = 0
+    for d in range(offsets.size - 1):
+        s = offsets[d]
+        e = offsets[d + 1]
+        for p in range(s, e):
+            state = _lcg(state)
+            b = np.int64((state >> _S16) % np.uint64(window))
+            j = 0
+            for c in range(max(s, p - window + b), min(e, p + window + 1 - b)):
+                if c != p:
+                    contexts[k, j] = ids[c]
+                    j += 1
+            if j > 0:
+                targets[k] = ids[p]
+                k += 1
+    return contexts[:k].copy(), targets[:k].copy()

@@ -1,0 +1,201 @@
+"""The phase scheduler's support of the word2vec-family kernels (deterministic threads).
+
+Splitting a chunk into parts with balanced token counts, their seeds and scratch space, the
+per-part workspaces of the buffered (deterministic) mode and the merge of the rows a phase
+touched, in a fixed order. :func:`skembed.kernels.word2vec.train_chunk` and
+:func:`skembed.kernels.doc2vec.train_chunk` run their ``train_part`` over them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+from ._core import BUFFER_FLOATS, _seed_state
+
+
+@njit(cache=True, nogil=True)
+def _part_bounds(offsets, n_parts):
+    """Document boundaries of ``n_parts`` contiguous slices with balanced token counts."""
+    n_docs = offsets.size - 1
+    n_tok = offsets[n_docs]
+    bounds = np.zeros(n_parts + 1, dtype=np.int64)
+    for t in range(1, n_parts):
+        bounds[t] = np.searchsorted(offsets, (n_tok * t) // n_parts)
+    bounds[n_parts] = n_docs
+    for t in range(1, n_parts + 1):
+        if bounds[t] < bounds[t - 1]:
+            bounds[t] = bounds[t - 1]
+    return bounds
+
+
+@njit(cache=True, nogil=True)
+def _buffer_sizes(c, n_rows, dim, shared, max_ctx):
+    """Slots per matrix and part, and the slots one centre word may take (0: never full).
+
+    ``max_ctx``: most context words of a centre (:func:`_max_context`). Each buffer
+    holds at most :data:`BUFFER_FLOATS` floats (but at least two
+    centre words' worth) or the whole matrix, whichever is smaller.
+    """
+    ctx = max_ctx
+    max_bag = 1
+    if c.sub_indptr.shape[0] > 0:
+        max_bag = max(1, np.max(np.diff(c.sub_indptr)))
+    need = np.zeros(3, dtype=np.int64)
+    need[0] = ctx * max_bag
+    if c.negative > 0:
+        need[1] = (c.negative + 1) * (ctx if (c.sg and not shared) else 1)
+    if c.hs:
+        need[2] = c.codes.shape[1] * (ctx if c.sg else 1)
+    caps = np.zeros(3, dtype=np.int64)
+    budget = max(1, BUFFER_FLOATS // max(dim, 1))
+    for m in range(3):
+        caps[m] = min(n_rows[m], max(2 * need[m], budget))
+        if caps[m] >= n_rows[m]:
+            need[m] = 0
+    return caps, need
+
+
+@njit(cache=True, nogil=True)
+def _part_starts(offsets, seed, n_parts):
+    """First and end token of each part's slice (:func:`_part_bounds`) and its LCG state."""
+    bounds = _part_bounds(offsets, n_parts)
+    starts = np.empty(n_parts, dtype=np.int64)
+    ends = np.empty(n_parts, dtype=np.int64)
+    states = np.empty(n_parts, dtype=np.uint64)
+    for t in range(n_parts):
+        starts[t] = offsets[bounds[t]]
+        ends[t] = offsets[bounds[t + 1]]
+        states[t] = _seed_state(seed, t)
+    return starts, ends, states
+
+
+@njit(cache=True, nogil=True)
+def _max_context(offsets, window):
+    """Most context words a centre can have: ``2 * window``, at most the longest document.
+
+    Bounds the per-part scratch memory whatever ``window`` is (a window longer
+    than every document allocates nothing more).
+    """
+    longest = 0
+    for d in range(offsets.size - 1):
+        longest = max(longest, offsets[d + 1] - offsets[d])
+    return max(1, min(2 * np.int64(window), longest))
+
+
+@njit(cache=True, nogil=True)
+def _scratch(n_parts, max_ctx, negative, dim):
+    """Scratch arrays of every part, allocated once per chunk (the per-part kernels are
+    compiled without the reference-counting runtime and cannot allocate).
+
+    Per part: three ``dim`` vectors (``neu1``, ``neu1e``, the subword mean), then for
+    :func:`train_part_shared` the context input vectors and their gradients
+    ``(max_ctx, dim)``, the output-row gradients ``(negative + 1, dim)``, the output rows,
+    their labels and the context words.
+    """
+    n_out = max(negative, 0) + 1
+    return (
+        np.zeros((n_parts, 3, dim), dtype=np.float32),
+        np.zeros((n_parts, max_ctx, dim), dtype=np.float32),
+        np.zeros((n_parts, max_ctx, dim), dtype=np.float32),
+        np.zeros((n_parts, n_out, dim), dtype=np.float32),
+        np.zeros((n_parts, n_out), dtype=np.int64),
+        np.zeros((n_parts, n_out), dtype=np.float32),
+        np.zeros((n_parts, max_ctx), dtype=np.int64),
+    )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _part_scratch(scratch, t):
+    """Part ``t``'s slices of :func:`_scratch`."""
+    return (
+        scratch[0][t], scratch[1][t], scratch[2][t], scratch[3][t], scratch[4][t], scratch[5][t],
+        scratch[6][t],
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _workspaces(n_parts, n_rows, caps, dim):
+    """Row buffers of every part for the buffered mode (see :func:`_row`).
+
+    Per matrix ``m`` (syn0, syn1neg, syn1): the slot of each row (-1: not
+    copied), the row of each slot, the copies; then the slots in use per
+    part and matrix. ``n_rows`` and ``caps`` of zero give empty buffers.
+    """
+    return (
+        np.full((n_parts, n_rows[0]), -1, dtype=np.int32),
+        np.zeros((n_parts, caps[0]), dtype=np.int64),
+        np.zeros((n_parts, caps[0], dim), dtype=np.float32),
+        np.full((n_parts, n_rows[1]), -1, dtype=np.int32),
+        np.zeros((n_parts, caps[1]), dtype=np.int64),
+        np.zeros((n_parts, caps[1], dim), dtype=np.float32),
+        np.full((n_parts, n_rows[2]), -1, dtype=np.int32),
+        np.zeros((n_parts, caps[2]), dtype=np.int64),
+        np.zeros((n_parts, caps[2], dim), dtype=np.float32),
+        np.zeros((n_parts, 3), dtype=np.int64),
+    )
+
+
+def _part_workspace(phase, w, t):
+    """Part ``t``'s buffers as the ``ws`` tuple of the row accessors, ``None`` if ``phase is None``.
+
+    Chosen by the type of ``phase`` when numba compiles the caller (an
+    ``@overload``), so the lock-free variant carries no buffer code at all.
+    """
+    return None if phase is None else tuple(w[m][t] for m in range(10))
+
+
+@overload(_part_workspace, inline="always")
+def _part_workspace_impl(phase, w, t):
+    if isinstance(phase, (types.NoneType, types.Omitted)):
+        return lambda phase, w, t: None
+    return lambda phase, w, t: (
+        w[0][t], w[1][t], w[2][t], w[3][t], w[4][t], w[5][t], w[6][t], w[7][t], w[8][t], w[9][t]
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _merge_phase(syn0, syn1neg, syn1, w, n_parts):
+    """End of a phase: write every part's row copies back to the shared matrices, reset.
+
+    Runs on the calling thread, outside the parallel region (one region per phase: a
+    second one costs a fork/join, and libgomp's spinning threads make it slow on a loaded
+    machine). Only the rows touched in the phase are visited, part by part in part order.
+    A row copied by one part only is copied back; a row copied by several parts becomes
+    its shared value plus each part's change (copy minus shared value), added in part
+    order. Thread timing plays no role.
+    """
+    _merge_matrix(syn0, w[0], w[1], w[2], w[9], 0, n_parts)
+    _merge_matrix(syn1neg, w[3], w[4], w[5], w[9], 1, n_parts)
+    _merge_matrix(syn1, w[6], w[7], w[8], w[9], 2, n_parts)
+    w[9][:, :] = 0
+
+
+@njit(cache=True, nogil=True)
+def _merge_matrix(mat, slot, rows, buf, count, m, n_parts):
+    """:func:`_merge_phase` for one matrix (``slot``/``rows``/``buf`` of every part)."""
+    dim = mat.shape[1]
+    for t in range(n_parts):
+        for i in range(count[t, m]):
+            r = rows[t, i]
+            if slot[t, r] < 0:  # merged with an earlier part's copy
+                continue
+            owners = 0
+            for q in range(t + 1, n_parts):
+                owners += slot[q, r] >= 0
+            if owners == 0:
+                for k in range(dim):
+                    mat[r, k] = buf[t, i, k]
+                slot[t, r] = -1
+                continue
+            for k in range(dim):
+                orig = mat[r, k]
+                acc = orig + (buf[t, i, k] - orig)
+                for q in range(t + 1, n_parts):
+                    sq = slot[q, r]
+                    if sq >= 0:
+                        acc += buf[q, sq, k] - orig
+                mat[r, k] = acc
+            for q in range(t, n_parts):
+                slot[q, r] = -1

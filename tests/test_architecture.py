@@ -136,3 +136,15 @@ def test_test_modules_do_not_import_each_other():
             if names:
                 bad.setdefault(path.name, []).extend(names)
     assert not bad, f"test modules import each other: {bad}; share helpers in tests/_helpers.py"
+
+
+def test_tests_mirror_the_package():
+    tests = Path(__file__).resolve().parent
+    subdirs = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    assert subdirs <= packages, (
+        f"tests/{sorted(subdirs - packages)} has no skembed/ subpackage of that name: test "
+        "modules live in the folder of the package they test (tests/ mirrors skembed/)"
+    )
+    for sub in subdirs:
+        assert list((tests / sub).glob("test_*.py")), f"tests/{sub}/ holds no test module"

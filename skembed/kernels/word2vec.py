@@ -75,7 +75,7 @@ workspaces once, address every row as ``matrix[row, k]`` of a *working* matrix (
 shared one, or the part's buffer in deterministic mode), look buffer slots up without
 a branch (:func:`_slot`), and their helpers take arrays only where their body is
 loops without data-dependent branches (branchy helpers take scalars only).
-``tests/test_kernels_refcount.py`` counts the increfs with ``NUMBA_DEBUG_NRT=1``:
+``tests/kernels/test_kernels_refcount.py`` counts the increfs with ``NUMBA_DEBUG_NRT=1``:
 they do not grow with the number of tokens (they were 6 to 1,260 per token).
 
 Compilation: the first call of each variant compiles it (tens of seconds);

@@ -22,7 +22,7 @@ from skembed.text.doc2vec import Doc2VecTransformer
 from skembed.text.fasttext import FastTextTransformer
 from skembed.text.word2vec import Word2VecTransformer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = [f"w{i % 7} w{i % 5} w{i % 3} the cat sat on a mat" for i in range(50)]  # 10 tokens
 LONGEST = 10
 

@@ -297,11 +297,10 @@ def _bbc_accuracy(embedder, X, y):
 def _gensim_reference():
     """The benchmark's gensim Doc2Vec + infer_vector transformer (one copy of the reference)."""
     import importlib.util
+    import sys
     from pathlib import Path
 
-    import sys
-
-    benchmarks = Path(__file__).parents[1] / "benchmarks"
+    benchmarks = Path(__file__).parents[2] / "benchmarks"
     spec = importlib.util.spec_from_file_location("bench_doc2vec", benchmarks / "bench_doc2vec.py")
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(benchmarks))  # the script imports the benchmarks' _util

@@ -301,8 +301,9 @@ class Doc2VecTransformer(
         self.verbose = verbose
         self.dtype = dtype
 
-    # ------------------------------------------------------------------ checks
+    # ------------------------------------------------------- what Doc2Vec changes in the family
     def _engine_options(self):
+        """The architecture of :class:`~skembed.text._engines.Doc2VecEngine` (``dm``, ``dbow_words``)."""
         return {"dm": self.dm, "dbow_words": self.dbow_words}
 
     def _trains_words(self):

@@ -63,28 +63,21 @@ class NumbaEngine:
         self.n_threads = int(n_threads)
 
     def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
+        from ..kernels.word2vec import train_chunk
+
         with KERNEL_LOCK:
-            stats = self._run_kernel(ids, offsets, float(alpha_start), float(alpha_end), int(seed))
+            stats = train_chunk(
+                *self.weights(), ids, offsets, self.config, float(alpha_start), float(alpha_end),
+                int(seed), self.n_threads,
+            )  # fmt: skip
+        return self._chunk_result(stats)
+
+    @staticmethod
+    def _chunk_result(stats):
+        """``(loss, n_examples)`` from the kernel's per-slice ``(loss, examples, diverged)``."""
         if stats[:, 2].any():
             return float("nan"), 0.0
         return float(stats[:, 0].sum()), float(stats[:, 1].sum())
-
-    def _run_kernel(self, ids, offsets, alpha_start, alpha_end, seed):
-        """Per-thread ``(loss, examples, diverged)`` stats of one chunk (the kernel call)."""
-        from ..kernels.word2vec import train_chunk
-
-        return train_chunk(
-            self.syn0,
-            self.syn1neg,
-            self.syn1,
-            ids,
-            offsets,
-            self.config,
-            alpha_start,
-            alpha_end,
-            seed,
-            self.n_threads,
-        )
 
     def weights(self):
         return self.syn0, self.syn1neg, self.syn1
@@ -236,12 +229,11 @@ class TorchEngine:
 class Doc2VecEngine(NumbaEngine):
     """Paragraph-vector engine of the word2vec trainer (numba, deterministic threads).
 
-    Implements the engine interface of :mod:`skembed.text._word2vec_training`
-    (``train_chunk``, ``weights``, from :class:`NumbaEngine`) around
-    :func:`skembed.kernels.doc2vec.train_chunk`.
-    The trainer's chunks carry no document numbers, so :class:`_DocumentChunks`
-    sets :attr:`documents` (the document of each piece of the current chunk)
-    before each chunk is trained.
+    The engine interface of :mod:`skembed.text._word2vec_training` around
+    :func:`skembed.kernels.doc2vec.train_chunk`, with the documents' rows as
+    part of each chunk: ``train_chunk(ids, offsets, alpha_start, alpha_end,
+    seed, doc_rows)`` (:func:`~skembed.text._word2vec_training.train_epochs`
+    passes ``doc_rows`` when the estimator gives its documents' rows).
 
     Parameters
     ----------
@@ -250,37 +242,25 @@ class Doc2VecEngine(NumbaEngine):
     syn1neg, syn1 : numpy.ndarray, float32
         Output layers, trained in place.
     config : KernelConfig
-    dm, dbow_words : bool
-    doc_rows : numpy.ndarray of shape (n_documents,), int64
-        Row of ``syn0`` holding each training document's vector.
     n_threads : int
         Slices trained in parallel; the result depends on it, not on timing.
+    dm, dbow_words : bool
     """
 
-    def __init__(self, syn0, syn1neg, syn1, config, *, dm, dbow_words, doc_rows, n_threads):
+    def __init__(self, syn0, syn1neg, syn1, config, n_threads, *, dm, dbow_words):
         super().__init__(syn0, syn1neg, syn1, config, n_threads)
         self.dm, self.dbow_words = bool(dm), bool(dbow_words)
-        self.doc_rows = doc_rows
-        self.documents = None
 
-    def _run_kernel(self, ids, offsets, alpha_start, alpha_end, seed):
+    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed, doc_rows):
+        """Train one chunk; ``doc_rows`` (int64, ``n_docs``): the ``syn0`` row of each piece."""
         from ..kernels.doc2vec import train_chunk
 
-        return train_chunk(
-            self.syn0,
-            self.syn1neg,
-            self.syn1,
-            ids,
-            offsets,
-            self.doc_rows[self.documents],
-            self.config,
-            self.dm,
-            self.dbow_words,
-            alpha_start,
-            alpha_end,
-            seed,
-            self.n_threads,
-        )
+        with KERNEL_LOCK:
+            stats = train_chunk(
+                *self.weights(), ids, offsets, doc_rows, self.config, self.dm, self.dbow_words,
+                float(alpha_start), float(alpha_end), int(seed), self.n_threads,
+            )  # fmt: skip
+        return self._chunk_result(stats)
 
 
 class SgnsEngine:

@@ -1,8 +1,9 @@
-"""The one training loop of the word2vec family (Word2Vec and FastText share it).
+"""The word2vec family's corpus encoding, kernel tables and epoch step (Word2Vec, FastText, Doc2Vec).
 
-:class:`~skembed.text.word2vec.Word2VecTransformer` drives it and
-:class:`~skembed.text.fasttext.FastTextTransformer` inherits it, overriding
-only the input rows of a word (a CSR of subword rows). What lives here:
+The estimators' shared rules (parameter checks, vocabulary, weight
+initialisation, output layers, the engine and the glue around the epoch loop)
+are in :class:`skembed.text._word2vec_family.Word2VecFamilyMixin`, which calls
+what lives here:
 
 - :class:`EncodedCorpus`: the corpus tokenized once into int32 ids in chunks
   (a re-iterable corpus that is not a list is spilled to a temporary file),
@@ -35,7 +36,12 @@ has two methods:
     without hierarchical softmax).
 
 Any object with these two methods can train a word2vec-family estimator
-(a device-resident engine, for instance).
+(a device-resident engine, for instance). An engine that trains document
+vectors (:class:`~skembed.text._engines.Doc2VecEngine`) takes one more
+argument, ``train_chunk(..., seed, doc_rows)``: the row of ``syn0`` holding
+the vector of each piece's document (int64, ``n_docs``). The trainer passes it
+when the estimator gives the rows of its documents (:func:`train_epochs`'s
+``doc_rows``), and only then, so the word engines keep the five-argument call.
 """
 
 from __future__ import annotations
@@ -56,12 +62,9 @@ __all__ = [
     "MAX_DOCUMENT_LENGTH",
     "SYNC_TOKENS",
     "EncodedCorpus",
-    "check_objective",
     "chunk_seed",
-    "corpus_vocabulary",
-    "init_input_matrix",
+    "effective_window",
     "kernel_config",
-    "output_layers",
     "train_epochs",
 ]
 
@@ -312,97 +315,6 @@ def kernel_config(
     )
 
 
-def check_objective(estimator, rates=("alpha",)):
-    """The family's cross-parameter rules, checked before the corpus is read.
-
-    Parameters
-    ----------
-    estimator : Word2VecTransformer, FastTextTransformer or Doc2VecTransformer
-    rates : tuple of str, default=("alpha",)
-        Learning-rate parameters that decay to ``min_alpha`` (``None``
-        values are skipped; Doc2Vec adds ``"infer_alpha"``).
-
-    Raises
-    ------
-    ValueError
-        If ``min_alpha`` exceeds one of ``rates``, or ``negative=0`` with
-        ``hs=0`` (no training objective).
-    """
-    for name in rates:
-        value = getattr(estimator, name)
-        if value is not None and estimator.min_alpha > value:
-            raise ValueError(
-                f"min_alpha={estimator.min_alpha} exceeds {name}={value}: the learning rate "
-                f"decays from {name} to min_alpha, so min_alpha must not exceed it."
-            )
-    if not estimator.hs and estimator.negative == 0:
-        raise ValueError(
-            "negative=0 and hs=0 leave no training objective; set negative > 0 (negative "
-            "sampling) or hs=1 (hierarchical softmax)."
-        )
-
-
-def corpus_vocabulary(corpus, min_count, max_vocab_size):
-    """The vocabulary of an encoded corpus and the remap of its provisional ids.
-
-    Parameters
-    ----------
-    corpus : EncodedCorpus
-    min_count : int
-    max_vocab_size : int or None
-        As :func:`skembed.text._analyzer.build_vocabulary`.
-
-    Returns
-    -------
-    index_to_key : list of str
-        Kept words, most frequent first.
-    counts : numpy.ndarray of shape (n_words,), int64
-    remap : numpy.ndarray of shape (n_provisional,), int32
-        Vocabulary id of each id of the encoding (-1: dropped).
-    """
-    from ._analyzer import build_vocabulary
-
-    index_to_key, counts = build_vocabulary(
-        dict(zip(corpus.keys, corpus.counts.tolist(), strict=True)), min_count, max_vocab_size
-    )
-    pos = {w: i for i, w in enumerate(corpus.keys)}
-    remap = np.full(len(corpus.keys), -1, dtype=np.int32)
-    where = np.fromiter((pos[w] for w in index_to_key), np.int64, len(index_to_key))
-    remap[where] = np.arange(len(index_to_key), dtype=np.int32)
-    return index_to_key, counts, remap
-
-
-def init_input_matrix(n_rows, vector_size, rng):
-    """Fresh input matrix: ``(rand - 0.5) / vector_size`` per entry, as word2vec.c.
-
-    Parameters
-    ----------
-    n_rows, vector_size : int
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    syn0 : numpy.ndarray of shape (n_rows, vector_size), float32
-    """
-    syn0 = rng.random((n_rows, vector_size), dtype=np.float32)
-    syn0 -= np.float32(0.5)
-    syn0 /= np.float32(vector_size)
-    return syn0
-
-
-def output_layers(n_words, vector_size, *, negative, hs):
-    """Zero output layers: ``syn1neg`` (negative sampling) and ``syn1`` (HS inner nodes).
-
-    Returns
-    -------
-    syn1neg : numpy.ndarray of shape (n_words or 0, vector_size), float32
-    syn1 : numpy.ndarray of shape (max(n_words - 1, 1) or 0, vector_size), float32
-    """
-    syn1neg = np.zeros((n_words if negative > 0 else 0, vector_size), np.float32)
-    syn1 = np.zeros((max(n_words - 1, 1) if hs else 0, vector_size), np.float32)
-    return syn1neg, syn1
-
-
 def train_epochs(
     estimator,
     engine,
@@ -415,6 +327,7 @@ def train_epochs(
     min_alpha,
     seed,
     publish=None,
+    doc_rows=None,
 ):
     """Train ``engine`` on ``corpus`` for ``epochs`` passes through :func:`run_epochs`.
 
@@ -441,8 +354,13 @@ def train_epochs(
     seed : int
     publish : callable or None, default=None
         Called with no argument before the callbacks of an epoch run (only
-        when the estimator has callbacks): sets ``wv_`` from the current
-        weights.
+        when the estimator has callbacks): sets ``wv_`` (Doc2Vec: ``dv_``)
+        from the current weights.
+    doc_rows : numpy.ndarray of shape (n_documents,), int64, or None, default=None
+        Row of ``syn0`` of each document's vector: with it, each chunk's
+        engine call gets ``doc_rows[document of each piece]`` as sixth argument
+        (Doc2Vec's engine); without it the call has the five arguments of the
+        engine interface.
 
     Returns
     -------
@@ -468,13 +386,18 @@ def train_epochs(
         t0 = time.perf_counter()
         loss = n_examples = 0.0
         a1 = alpha
-        for c, (raw_ids, raw_offsets) in enumerate(corpus.chunks()):
+        for c, (raw_ids, raw_offsets, documents) in enumerate(corpus.chunks(with_documents=True)):
             a0 = alpha - (alpha - min_alpha) * done / total
             done += int(raw_ids.size)
             a1 = alpha - (alpha - min_alpha) * done / total
             s = chunk_seed(seed, epoch, c)
             ids, offsets, _ = prepare_chunk(raw_ids, raw_offsets, remap, keep, s)
-            chunk_loss, chunk_n = engine.train_chunk(ids, offsets, a0, a1, s)
+            if doc_rows is None:
+                chunk_loss, chunk_n = engine.train_chunk(ids, offsets, a0, a1, s)
+            else:  # a document-vector engine: the row of each piece's document
+                chunk_loss, chunk_n = engine.train_chunk(
+                    ids, offsets, a0, a1, s, doc_rows[documents]
+                )
             if not np.isfinite(chunk_loss):  # stop at the chunk, not at the epoch's end
                 raise diverged(
                     estimator,

@@ -1,9 +1,13 @@
 """Doc2VecTransformer: paragraph vectors (PV-DBOW / PV-DM) with deterministic inference.
 
-Training goes through the one word2vec-family trainer
-(:mod:`skembed.text._word2vec_training`: corpus encoding, vocabulary tables,
-learning-rate schedule, chunk seeds, subsampling, divergence check, history)
-with :class:`skembed.text._engines.Doc2VecEngine` as its engine; the compiled kernels are in
+The estimator is built on the word2vec family's base
+(:class:`~skembed.text._word2vec_family.Word2VecFamilyMixin`, shared with
+Word2Vec and FastText: parameter rules, vocabulary, weight initialisation,
+output layers, the engine and the epoch loop of
+:mod:`skembed.text._word2vec_training`) and changes three steps: the input
+matrix holds the document rows after the word rows, the numba engine is
+:class:`skembed.text._engines.Doc2VecEngine`, and the trainer hands it the
+row of each chunk's documents. The compiled kernels are in
 :mod:`skembed.kernels.doc2vec` and reuse the word2vec kernel's output layer.
 """
 
@@ -23,23 +27,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import diverged
 from ..keyedvectors import KeyedVectors
-from ..utils._compute import THREAD_PARAMETER_CONSTRAINTS, limit_threads
+from ..utils._compute import limit_threads
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
 from ._analyzer import DEFAULT_TOKEN_PATTERN, encode, iter_tokens
 from ._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
 from ._engines import KERNEL_LOCK, Doc2VecEngine
-from ._word2vec_training import (
-    MAX_WINDOW,
-    EncodedCorpus,
-    check_objective,
-    corpus_vocabulary,
-    effective_window,
-    init_input_matrix,
-    kernel_config,
-    output_layers,
-    train_epochs,
-)
+from ._word2vec_family import FAMILY_PARAMETER_CONSTRAINTS, Word2VecFamilyMixin
+from ._word2vec_training import effective_window
 
 __all__ = ["Doc2VecTransformer"]
 
@@ -51,24 +46,12 @@ __all__ = ["Doc2VecTransformer"]
 SYNC_TOKENS = 65_536
 
 
-class _DocumentChunks:
-    """An :class:`EncodedCorpus` view that tells the engine the documents of each chunk."""
-
-    def __init__(self, corpus, engine):
-        self.corpus, self.engine = corpus, engine
-        self.n_tokens = corpus.n_tokens
-
-    def __len__(self):
-        return len(self.corpus)
-
-    def chunks(self):
-        for ids, offsets, documents in self.corpus.chunks(with_documents=True):
-            self.engine.documents = documents
-            yield ids, offsets
-
-
 class Doc2VecTransformer(
-    TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+    Word2VecFamilyMixin,
+    TextEmbedderMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Paragraph vectors (Doc2Vec): a learned vector per document, inferred for new ones.
 
@@ -254,25 +237,14 @@ class Doc2VecTransformer(
 
     _parameter_constraints: dict = {
         **TEXT_PARAMETER_CONSTRAINTS,
-        "vector_size": [Interval(Integral, 1, None, closed="left")],
+        **FAMILY_PARAMETER_CONSTRAINTS,
         "dm": [Interval(Integral, 0, 1, closed="both")],
         "dbow_words": [Interval(Integral, 0, 1, closed="both")],
-        "window": [Interval(Integral, 1, MAX_WINDOW, closed="both")],
-        "min_count": [Interval(Integral, 1, None, closed="left")],
-        "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
-        "hs": [Interval(Integral, 0, 1, closed="both")],
-        "negative": [Interval(Integral, 0, None, closed="left")],
-        "ns_exponent": [Interval(Real, None, None, closed="neither")],
-        "sample": [Interval(Real, 0, None, closed="left")],
-        "alpha": [Interval(Real, 0, None, closed="neither")],
-        "min_alpha": [Interval(Real, 0, None, closed="left")],
-        "epochs": [Interval(Integral, 1, None, closed="left")],
         "infer_epochs": [Interval(Integral, 1, None, closed="left"), None],
         "infer_alpha": [Interval(Real, 0, None, closed="neither"), None],
-        **THREAD_PARAMETER_CONSTRAINTS,
-        "callbacks": [list, tuple, None],
-        "verbose": ["verbose"],
     }
+    _decaying_rates = ("alpha", "infer_alpha")
+    _numba_engine = Doc2VecEngine
 
     def __init__(
         self,
@@ -329,10 +301,10 @@ class Doc2VecTransformer(
         self.verbose = verbose
         self.dtype = dtype
 
-    # ------------------------------------------------------------------ checks
-    def _check_params(self):
-        """Cross-parameter checks, before the corpus is read."""
-        check_objective(self, rates=("alpha", "infer_alpha"))
+    # ------------------------------------------------------- what Doc2Vec changes in the family
+    def _engine_options(self):
+        """The architecture of :class:`~skembed.text._engines.Doc2VecEngine` (``dm``, ``dbow_words``)."""
+        return {"dm": self.dm, "dbow_words": self.dbow_words}
 
     def _trains_words(self):
         return bool(self.dm or self.dbow_words)
@@ -388,79 +360,46 @@ class Doc2VecTransformer(
         return self
 
     def _fit(self, documents, tags):
-        from ..kernels._sampling import keep_probabilities
-
         seed = seed_from_random_state(self.random_state)
         rng = np.random.default_rng(seed)
-        dim = self.vector_size
-        spill = not isinstance(documents, (list, tuple))
-        corpus = EncodedCorpus(documents, self._analyzer(), spill=spill)
+        corpus = self._encode(documents, self._analyzer())
         try:
             keys, doc_rows = self._tag_rows(tags, corpus.n_documents)
-            index_to_key, counts, remap = corpus_vocabulary(
-                corpus, self.min_count, self.max_vocab_size
-            )
-            vocabulary = {w: i for i, w in enumerate(index_to_key)}
+            index_to_key, counts, remap = self._vocabulary(corpus)
             n_words = len(index_to_key)
             # word rows, then document rows: one input matrix (see kernels/doc2vec.py)
-            syn0 = init_input_matrix(n_words + len(keys), dim, rng)
-            syn1neg, syn1 = output_layers(n_words, dim, negative=self.negative, hs=self.hs)
+            syn0 = self._init_input_matrix(n_words + len(keys), rng)
             self.window_ = effective_window(self.window, corpus)
-            config = self._config(counts)
-            history = []
-            self.vocabulary_ = vocabulary
+            self.vocabulary_ = {w: i for i, w in enumerate(index_to_key)}
             self.word_counts_ = counts
             n_raw = int(corpus.counts.sum())
             self.oov_rate_ = float(1.0 - int(counts.sum()) / n_raw) if n_raw else 0.0
             self.infer_seed_ = int(rng.integers(0, 2**63 - 1))
 
-            self.history_ = history
-
-            def publish():
+            def publish(syn0, syn1neg, syn1):
                 self._set_weights(syn0.copy(), syn1neg.copy(), syn1.copy(), keys)
 
-            with limit_threads(self.n_jobs, modules=("numba",)) as n_threads:
-                engine = Doc2VecEngine(
-                    syn0,
-                    syn1neg,
-                    syn1,
-                    config,
-                    dm=self.dm,
-                    dbow_words=self.dbow_words,
-                    doc_rows=doc_rows + n_words,
-                    n_threads=n_threads,
-                )
-                n_trained, seconds = train_epochs(
-                    self,
-                    engine,
-                    _DocumentChunks(corpus, engine),
-                    remap,
-                    keep_probabilities(counts, self.sample),
-                    epochs=self.epochs,
-                    alpha=self.alpha,
-                    min_alpha=self.min_alpha,
-                    seed=seed,
-                    publish=publish,
-                )
+            weights = self._train(
+                corpus,
+                remap,
+                counts,
+                (syn0, *self._output_layers(n_words)),
+                self._config(counts),
+                seed=seed,
+                history=[],
+                publish=publish,
+                doc_rows=doc_rows + n_words,
+            )
         finally:
             corpus.close()
-        self._set_weights(syn0, syn1neg, syn1, keys)
-        self.history_ = history
-        self.n_words_trained_ = n_trained
-        self.train_time_ = seconds
-        self.words_per_second_ = n_trained / seconds if seconds > 0 else 0.0
-        self._n_features_out = dim
+        self._set_weights(*weights, keys)
 
     def _config(self, counts):
-        return kernel_config(
+        return self._kernel_config(
             counts,
+            self.window_,
             sg=True,
-            hs=self.hs,
-            negative=self.negative,
-            window=self.window_,
             shared_negatives=False,
-            ns_exponent=self.ns_exponent,
-            input_rows=(None, None),
             sync_tokens=SYNC_TOKENS,  # a module constant: benchmarks may vary it
         )
 

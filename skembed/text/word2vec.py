@@ -1,47 +1,35 @@
 """Word2VecTransformer: skip-gram / CBOW word vectors trained on the user's corpus.
 
-The estimator is the base of the word2vec family: :class:`FastTextTransformer
-<skembed.text.fasttext.FastTextTransformer>` extends it and overrides only
-what subwords change (the input rows of a word, how the ``KeyedVectors`` are
-built, out-of-vocabulary vectors in ``transform``). The training loop, the
-corpus encoding and the engines live in :mod:`skembed.text._word2vec_training`.
+The estimator is built on the word2vec family's base
+(:class:`~skembed.text._word2vec_family.Word2VecFamilyMixin`, shared with
+Doc2Vec: parameter rules, vocabulary, weights, engine, epoch loop) and adds
+what word vectors pooled per document need: ``warm_start``, the torch
+engines, ``wv_`` and pooling (:class:`~skembed.text._base.BaseWordEmbedder`).
+:class:`FastTextTransformer <skembed.text.fasttext.FastTextTransformer>`
+extends it and overrides only what subwords change (the input rows of a word,
+how the ``KeyedVectors`` are built, out-of-vocabulary vectors in
+``transform``).
 """
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..keyedvectors import KeyedVectors
-from ..utils._compute import (
-    COMPUTE_PARAMETER_CONSTRAINTS,
-    limit_threads,
-    resolve_device,
-    resolve_engine,
-)
+from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, resolve_device, resolve_engine
 from ..utils._seeding import seed_from_random_state
 from ._analyzer import DEFAULT_TOKEN_PATTERN
 from ._base import BaseWordEmbedder
-from ._engines import NumbaEngine, SgnsEngine, TorchEngine
-from ._word2vec_training import (
-    MAX_WINDOW,
-    SYNC_TOKENS,
-    EncodedCorpus,
-    check_objective,
-    corpus_vocabulary,
-    effective_window,
-    init_input_matrix,
-    kernel_config,
-    output_layers,
-    train_epochs,
-)
+from ._word2vec_family import FAMILY_PARAMETER_CONSTRAINTS, Word2VecFamilyMixin
+from ._word2vec_training import SYNC_TOKENS, effective_window
 
 __all__ = ["Word2VecTransformer"]
 
 
-class Word2VecTransformer(BaseWordEmbedder):
+class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
     """Word2vec word vectors (skip-gram or CBOW) trained on the corpus, pooled per document.
 
     Trains word vectors with the word2vec algorithms of Mikolov et al. (2013)
@@ -262,25 +250,13 @@ class Word2VecTransformer(BaseWordEmbedder):
     _parameter_constraints: dict = {
         **BaseWordEmbedder._parameter_constraints,
         **COMPUTE_PARAMETER_CONSTRAINTS,
-        "vector_size": [Interval(Integral, 1, None, closed="left")],
-        "window": [Interval(Integral, 1, MAX_WINDOW, closed="both")],
-        "min_count": [Interval(Integral, 1, None, closed="left")],
-        "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
+        **FAMILY_PARAMETER_CONSTRAINTS,
         "sg": [Interval(Integral, 0, 1, closed="both")],
-        "hs": [Interval(Integral, 0, 1, closed="both")],
-        "negative": [Interval(Integral, 0, None, closed="left")],
         "shared_negatives": ["boolean"],
-        "ns_exponent": [Interval(Real, None, None, closed="neither")],
-        "sample": [Interval(Real, 0, None, closed="left")],
-        "alpha": [Interval(Real, 0, None, closed="neither")],
-        "min_alpha": [Interval(Real, 0, None, closed="left")],
-        "epochs": [Interval(Integral, 1, None, closed="left")],
         "engine": [StrOptions({"auto", "numba", "torch", "torch-batched"})],
         "lock_free": ["boolean"],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
-        "callbacks": [list, tuple, None],
         "warm_start": ["boolean"],
-        "verbose": ["verbose"],
     }
 
     _accepts_iterable_corpus = True
@@ -356,10 +332,6 @@ class Word2VecTransformer(BaseWordEmbedder):
         return [r["loss"] for r in self.history_]
 
     # ------------------------------------------------------- what subwords override
-    def _init_input_matrix(self, n_words, rng):
-        """Fresh input matrix: ``(rand - 0.5) / vector_size`` per entry, as word2vec.c."""
-        return init_input_matrix(n_words, self.vector_size, rng)
-
     def _warm_input_matrix(self):
         """Input matrix of the fitted model (a copy: training must not touch ``wv_``)."""
         return self.wv_.vectors.copy()
@@ -376,9 +348,12 @@ class Word2VecTransformer(BaseWordEmbedder):
     def _warm(self):
         return bool(self.warm_start) and hasattr(self, "wv_")
 
+    def _engine_name(self):
+        return self.engine_
+
     def _check_params(self):
         """Cross-parameter and engine checks, before the corpus is read."""
-        check_objective(self)
+        super()._check_params()
         self.device_ = resolve_device(self.device)
         self.engine_ = resolve_engine(
             self.engine, self.device_, cpu_engine="numba", torch_engines=("torch", "torch-batched")
@@ -402,31 +377,12 @@ class Word2VecTransformer(BaseWordEmbedder):
                     "as the fitted model; set negative/hs as in the first fit or fit from scratch."
                 )
 
-    def _vocabulary(self, corpus, warm):
-        """``(index_to_key, counts, remap)`` from the encoded corpus (or the fitted model)."""
-        if warm:
-            n = len(self.wv_)
-            return self.wv_.index_to_key, self.wv_.counts, np.arange(n, dtype=np.int32)
-        return corpus_vocabulary(corpus, self.min_count, self.max_vocab_size)
-
-    def _output_layers(self, n_words, warm):
-        syn1neg, syn1 = output_layers(n_words, self.vector_size, negative=self.negative, hs=self.hs)
-        if warm and self.negative > 0:
-            syn1neg = self.syn1neg_.copy()
-        if warm and self.hs:
-            syn1 = self.syn1_.copy()
-        return syn1neg, syn1
-
     def _fit_word_vectors(self, documents, analyzer):
-        from ..kernels._sampling import keep_probabilities
-
         seed = seed_from_random_state(self.random_state)
         warm = self._warm()
-        spill = not isinstance(documents, (list, tuple))
-        known = self.wv_.key_to_index if warm else None
-        corpus = EncodedCorpus(documents, analyzer, key_to_index=known, spill=spill)
+        corpus = self._encode(documents, analyzer)
         try:
-            index_to_key, counts, remap = self._vocabulary(corpus, warm)
+            index_to_key, counts, remap = self._vocabulary(corpus)
             doc_counts, n_known = corpus.document_counts(
                 remap, len(index_to_key), matrix=self.pooling in ("tfidf", "sif")
             )
@@ -439,60 +395,31 @@ class Word2VecTransformer(BaseWordEmbedder):
                 syn0 = self._warm_input_matrix()
             else:
                 syn0 = self._init_input_matrix(len(index_to_key), np.random.default_rng(seed))
-            syn1neg, syn1 = self._output_layers(len(index_to_key), warm)
-            config = kernel_config(
+            config = self._kernel_config(
                 counts,
+                effective_window(self.window, corpus),
                 sg=self.sg,
-                hs=self.hs,
-                negative=self.negative,
-                window=effective_window(self.window, corpus),
                 shared_negatives=self.shared_negatives,
-                ns_exponent=self.ns_exponent,
-                input_rows=self._input_rows(index_to_key, warm),
                 sync_tokens=0 if self.lock_free else SYNC_TOKENS,
+                input_rows=self._input_rows(index_to_key, warm),
             )
-            keep = keep_probabilities(counts, self.sample)
-            history = list(self.history_) if warm else []
 
-            self.history_ = history
-
-            def publish():
-                self.wv_ = self._keyed_vectors(engine.weights()[0], index_to_key, counts, warm)
+            def publish(syn0, syn1neg, syn1):
+                self.wv_ = self._keyed_vectors(syn0, index_to_key, counts, warm)
                 self.vocabulary_ = self.wv_.key_to_index
 
-            pools = ("numba",) if self.engine_ == "numba" else ("torch",)
-            with limit_threads(self.n_jobs, modules=pools) as n_threads:
-                if self.engine_ == "numba":
-                    engine = NumbaEngine(syn0, syn1neg, syn1, config, n_threads)
-                elif self.engine_ == "torch":
-                    engine = TorchEngine(
-                        syn0, syn1neg, syn1, config, self.device_, self.batch_size or 4096, seed
-                    )
-                else:
-                    engine = SgnsEngine(
-                        syn0, syn1neg, syn1, config, self.device_, self.batch_size, seed
-                    )
-                n_trained, seconds = train_epochs(
-                    self,
-                    engine,
-                    corpus,
-                    remap,
-                    keep,
-                    epochs=self.epochs,
-                    alpha=self.alpha,
-                    min_alpha=self.min_alpha,
-                    seed=seed,
-                    publish=publish,
-                )
+            syn0, _, _ = self._train(
+                corpus,
+                remap,
+                counts,
+                (syn0, *self._output_layers(len(index_to_key))),
+                config,
+                seed=seed,
+                history=list(self.history_) if warm else [],
+                publish=publish,
+            )
         finally:
             corpus.close()
-        syn0, syn1neg, syn1 = engine.weights()
-        self.history_ = history
-        self.syn1neg_ = syn1neg if self.negative > 0 else None
-        self.syn1_ = syn1 if self.hs else None
-        self.n_words_trained_ = n_trained
-        self.train_time_ = seconds
-        self.words_per_second_ = n_trained / seconds if seconds > 0 else 0.0
         oov = 1.0 - n_known / corpus.n_tokens if corpus.n_tokens else 0.0
         wv = self._keyed_vectors(syn0, index_to_key, counts, warm)
         return wv, doc_counts, float(oov)

@@ -1,18 +1,24 @@
-"""Behaviours Word2VecTransformer and FastTextTransformer share through one trainer.
+"""Behaviours the word2vec family shares through one base and one trainer.
 
-Each test runs on both estimators: they used to be two drivers that had
-drifted apart (kernel lock, callback stop and wv_ refresh, re-tokenizing a
-streamed corpus, long-document splitting, HS on torch, warm-start naming).
+Each test runs on Word2VecTransformer and FastTextTransformer: they used to be
+two drivers that had drifted apart (kernel lock, callback stop and wv_
+refresh, re-tokenizing a streamed corpus, long-document splitting, HS on
+torch, warm-start naming). The tests at the end pin what Doc2VecTransformer
+shares with them through ``Word2VecFamilyMixin`` (parameter rules, checks,
+engine construction) and how its document rows reach the engine.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 import skembed.text._engines as engines
 import skembed.text._word2vec_training as training
+from skembed.text._word2vec_family import FAMILY_PARAMETER_CONSTRAINTS, Word2VecFamilyMixin
+from skembed.text.doc2vec import Doc2VecTransformer
 from skembed.text.fasttext import FastTextTransformer
 from skembed.text.word2vec import Word2VecTransformer
 
@@ -239,3 +245,110 @@ def test_lock_free_threads_train_as_well(cls, lee_lines):
         assert est.loss_history_[-1] < est.loss_history_[0]
     assert free.loss_history_[-1] < det.loss_history_[-1] * 1.05
     assert not np.array_equal(det.wv_.vectors, free.wv_.vectors)
+
+
+# ------------------------------------------------------------------ the family base, Doc2Vec included
+FAMILY = [Word2VecTransformer, FastTextTransformer, Doc2VecTransformer]
+
+
+def make_member(cls, **kw):
+    if cls is Doc2VecTransformer:
+        return cls(**{**dict(vector_size=8, min_count=1, epochs=3, random_state=0, n_jobs=1), **kw})
+    return make(cls, **kw)
+
+
+def test_the_family_shares_one_base_and_its_parameter_rules():
+    for cls in FAMILY:
+        assert issubclass(cls, Word2VecFamilyMixin)
+        # the mixin goes left of the estimator's other bases, so its rules win
+        assert cls.__mro__.index(Word2VecFamilyMixin) < cls.__mro__.index(BaseEstimator)
+        for name, rule in FAMILY_PARAMETER_CONSTRAINTS.items():
+            assert cls._parameter_constraints[name] is rule, (cls.__name__, name)
+    assert sorted(FAMILY_PARAMETER_CONSTRAINTS) == sorted(
+        "vector_size window min_count max_vocab_size hs negative ns_exponent sample alpha "
+        "min_alpha epochs n_jobs random_state callbacks verbose".split()
+    )
+    # the shared parameters have one default but for epochs (gensim's: Word2Vec 5, Doc2Vec 10)
+    w2v, ft, d2v = (
+        {k: v for k, v in cls().get_params().items() if k in FAMILY_PARAMETER_CONSTRAINTS}
+        for cls in FAMILY
+    )
+    assert w2v == ft
+    assert {k: (w2v[k], d2v[k]) for k in w2v if w2v[k] != d2v[k]} == {"epochs": (5, 10)}
+
+
+@pytest.mark.parametrize("cls", FAMILY)
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (
+            dict(negative=0, hs=0),
+            "negative=0 and hs=0 leave no training objective; set negative > 0 (negative "
+            "sampling) or hs=1 (hierarchical softmax).",
+        ),
+        (
+            dict(alpha=0.01, min_alpha=0.5),
+            "min_alpha=0.5 exceeds alpha=0.01: the learning rate decays from alpha to "
+            "min_alpha, so min_alpha must not exceed it.",
+        ),
+    ],
+    ids=["no-objective", "min_alpha"],
+)
+def test_cross_parameter_checks_give_one_message_for_the_family(cls, params, message, monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("the corpus must not be read")
+
+    monkeypatch.setattr(training.EncodedCorpus, "__init__", fail)
+    with pytest.raises(ValueError) as info:
+        make_member(cls, **params).fit(DOCS)
+    assert str(info.value) == message
+
+
+def test_doc2vec_checks_its_inference_rate_with_the_same_rule():
+    with pytest.raises(ValueError) as info:
+        Doc2VecTransformer(infer_alpha=0.001, min_alpha=0.01).fit(DOCS)
+    assert str(info.value) == (
+        "min_alpha=0.01 exceeds infer_alpha=0.001: the learning rate decays from infer_alpha "
+        "to min_alpha, so min_alpha must not exceed it."
+    )
+    Doc2VecTransformer(infer_alpha=None, min_alpha=0.01, min_count=1, epochs=1).fit(DOCS[:4])
+
+
+@pytest.mark.parametrize("cls", FAMILY)
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_engines_are_built_in_one_place(cls, n_jobs, monkeypatch):
+    built = []
+    original = Word2VecFamilyMixin._make_engine
+
+    def spy(self, *args, **kwargs):
+        engine = original(self, *args, **kwargs)
+        built.append((type(engine), kwargs["n_parts"], engine.n_threads))
+        return engine
+
+    monkeypatch.setattr(Word2VecFamilyMixin, "_make_engine", spy)
+    make_member(cls, n_jobs=n_jobs, epochs=2).fit(DOCS)
+    kind = engines.Doc2VecEngine if cls is Doc2VecTransformer else engines.NumbaEngine
+    assert built == [(kind, n_jobs, n_jobs)]
+
+
+def test_doc2vec_document_rows_come_with_each_chunk(monkeypatch):
+    """The trainer passes each piece's ``syn0`` row; nothing is set on the engine."""
+    seen = []
+    original = engines.Doc2VecEngine.train_chunk
+
+    def spy(self, ids, offsets, alpha_start, alpha_end, seed, doc_rows):
+        seen.append((np.diff(offsets).tolist(), doc_rows.tolist(), sorted(vars(self))))
+        return original(self, ids, offsets, alpha_start, alpha_end, seed, doc_rows)
+
+    monkeypatch.setattr(engines.Doc2VecEngine, "train_chunk", spy)
+    words = [f"w{i % 50}" for i in range(25_000)]
+    docs = [["w1", "w2"], words, ["w3", "w4", "w5"]]
+    est = Doc2VecTransformer(vector_size=8, min_count=1, epochs=2, sample=0, random_state=0)
+    est.fit(docs, tags=["b", "a", "b"])
+    n_words = len(est.vocabulary_)
+    assert n_words == 50
+    # the long document's three pieces share its row; the two "b" documents share theirs
+    chunk = [[2, 10_000, 10_000, 5_000, 3], [50, 51, 51, 51, 50]]
+    assert [list(s[:2]) for s in seen] == [chunk, chunk]  # one chunk per epoch
+    assert seen[0][2] == ["config", "dbow_words", "dm", "n_threads", "syn0", "syn1", "syn1neg"]
+    assert list(est.dv_.index_to_key) == ["b", "a"]

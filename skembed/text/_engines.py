@@ -54,13 +54,20 @@ class NumbaEngine:
         Weight matrices (updated in place).
     config : KernelConfig
     n_threads : int
-        Slices trained in parallel per chunk.
+        Threads available. Lock-free training splits each chunk into this many
+        slices; deterministic training into
+        :func:`skembed.kernels._phases.deterministic_partition`'s parts (at most
+        4, with shorter phases above 2 parts: more parts that merge by adding
+        their changes make training diverge).
     """
 
     def __init__(self, syn0, syn1neg, syn1, config, n_threads):
+        from ..kernels._phases import deterministic_partition
+
         self.syn0, self.syn1neg, self.syn1 = syn0, syn1neg, syn1
-        self.config = config
-        self.n_threads = int(n_threads)
+        # parts trained in parallel per chunk (the result depends on them, not on timing)
+        self.n_parts, sync_tokens = deterministic_partition(n_threads, config.sync_tokens)
+        self.config = config._replace(sync_tokens=sync_tokens)
 
     def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
         with KERNEL_LOCK:
@@ -83,7 +90,7 @@ class NumbaEngine:
             alpha_start,
             alpha_end,
             seed,
-            self.n_threads,
+            self.n_parts,
         )
 
     def weights(self):
@@ -254,7 +261,8 @@ class Doc2VecEngine(NumbaEngine):
     doc_rows : numpy.ndarray of shape (n_documents,), int64
         Row of ``syn0`` holding each training document's vector.
     n_threads : int
-        Slices trained in parallel; the result depends on it, not on timing.
+        Threads available (:class:`NumbaEngine`); the result depends on the
+        parts it gives, not on timing.
     """
 
     def __init__(self, syn0, syn1neg, syn1, config, *, dm, dbow_words, doc_rows, n_threads):
@@ -279,7 +287,7 @@ class Doc2VecEngine(NumbaEngine):
             alpha_start,
             alpha_end,
             seed,
-            self.n_threads,
+            self.n_parts,
         )
 
 

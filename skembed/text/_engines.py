@@ -54,13 +54,20 @@ class NumbaEngine:
         Weight matrices (updated in place).
     config : KernelConfig
     n_threads : int
-        Slices trained in parallel per chunk.
+        Threads available. Lock-free training splits each chunk into this many
+        slices; deterministic training into
+        :func:`skembed.kernels._phases.deterministic_partition`'s parts (at most
+        4, with shorter phases above 2 parts: more parts that merge by adding
+        their changes make training diverge).
     """
 
     def __init__(self, syn0, syn1neg, syn1, config, n_threads):
+        from ..kernels._phases import deterministic_partition
+
         self.syn0, self.syn1neg, self.syn1 = syn0, syn1neg, syn1
-        self.config = config
-        self.n_threads = int(n_threads)
+        # parts trained in parallel per chunk (the result depends on them, not on timing)
+        self.n_parts, sync_tokens = deterministic_partition(n_threads, config.sync_tokens)
+        self.config = config._replace(sync_tokens=sync_tokens)
 
     def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
         from ..kernels.word2vec import train_chunk
@@ -68,7 +75,7 @@ class NumbaEngine:
         with KERNEL_LOCK:
             stats = train_chunk(
                 *self.weights(), ids, offsets, self.config, float(alpha_start), float(alpha_end),
-                int(seed), self.n_threads,
+                int(seed), self.n_parts,
             )  # fmt: skip
         return self._chunk_result(stats)
 
@@ -243,7 +250,8 @@ class Doc2VecEngine(NumbaEngine):
         Output layers, trained in place.
     config : KernelConfig
     n_threads : int
-        Slices trained in parallel; the result depends on it, not on timing.
+        Threads available (:class:`NumbaEngine`); the result depends on the
+        parts it gives, not on timing.
     dm, dbow_words : bool
     """
 
@@ -258,7 +266,7 @@ class Doc2VecEngine(NumbaEngine):
         with KERNEL_LOCK:
             stats = train_chunk(
                 *self.weights(), ids, offsets, doc_rows, self.config, self.dm, self.dbow_words,
-                float(alpha_start), float(alpha_end), int(seed), self.n_threads,
+                float(alpha_start), float(alpha_end), int(seed), self.n_parts,
             )  # fmt: skip
         return self._chunk_result(stats)
 

@@ -209,7 +209,7 @@ class Word2VecFamilyMixin:
         )
 
     # ------------------------------------------------------------------ training
-    def _make_engine(self, syn0, syn1neg, syn1, config, seed, n_parts):
+    def _make_engine(self, syn0, syn1neg, syn1, config, seed, n_threads):
         """The engine that trains this fit: the one place the family's engines are built.
 
         Parameters
@@ -219,8 +219,9 @@ class Word2VecFamilyMixin:
         config : KernelConfig
         seed : int
             Seeds the torch engines' generators.
-        n_parts : int
-            Slices the numba engines train in parallel per chunk.
+        n_threads : int
+            Threads the numba engines may use; they train
+            :func:`~skembed.kernels._phases.deterministic_partition`'s parts.
         """
         name = self._engine_name()
         if name == "torch":
@@ -229,7 +230,7 @@ class Word2VecFamilyMixin:
             )
         if name == "torch-batched":
             return SgnsEngine(syn0, syn1neg, syn1, config, self.device_, self.batch_size, seed)
-        return self._numba_engine(syn0, syn1neg, syn1, config, n_parts, **self._engine_options())
+        return self._numba_engine(syn0, syn1neg, syn1, config, n_threads, **self._engine_options())
 
     def _train(
         self, corpus, remap, counts, weights, config, *, seed, history, publish, doc_rows=None
@@ -270,7 +271,7 @@ class Word2VecFamilyMixin:
         self.history_ = history
         pools = ("numba",) if self._engine_name() == "numba" else ("torch",)
         with limit_threads(self.n_jobs, modules=pools) as n_threads:
-            engine = self._make_engine(*weights, config, seed, n_parts=n_threads)
+            engine = self._make_engine(*weights, config, seed, n_threads=n_threads)
 
             def epoch_end():
                 publish(*engine.weights())

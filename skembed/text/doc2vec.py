@@ -126,8 +126,11 @@ class Doc2VecTransformer(
         ``fit``, and (through ``infer_seed_``) of inference.
     n_jobs : int or None, default=None
         Threads (``None``: ``OMP_NUM_THREADS`` or all cores). ``fit`` is
-        bit-reproducible for a given ``random_state`` and ``n_jobs``;
-        ``transform`` does not depend on ``n_jobs``.
+        bit-reproducible for a given ``random_state`` and ``n_jobs``, and
+        trains with at most 4 threads (``n_jobs=8`` gives the vectors of
+        ``n_jobs=4``; more threads adding their updates at each merge
+        diverge, see ``docs/word2vec.md``); ``transform`` does not depend on
+        ``n_jobs``.
     callbacks : list of callable or Callback, or None, default=None
         Each is called as ``callback(estimator, record)`` after every epoch
         (:mod:`skembed.callbacks`; ``dv_``, ``wv_`` and ``history_`` are then

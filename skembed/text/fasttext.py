@@ -184,7 +184,8 @@ class FastTextTransformer(Word2VecTransformer):
     random_state : int, RandomState instance or None, default=None
     device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device, default="cpu"
     n_jobs : int or None, default=None
-        Training threads (numba) / intra-op threads (torch).
+        Training threads (numba) / intra-op threads (torch). The deterministic
+        numba default uses at most 4, as Word2Vec's (see there).
     verbose : int, default=0
         0: silent; 1: a progress bar over the epochs (with the loss); 2: also
         a line per epoch.

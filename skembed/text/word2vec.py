@@ -110,7 +110,11 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         run on any device, the CPU included. ``"auto"``: numba on the CPU; on
         any other device ``"torch-batched"``, or ``"torch"`` with ``hs=1``.
     n_jobs : int or None, default=None
-        Training threads (``None``: ``OMP_NUM_THREADS`` or all cores).
+        Training threads (``None``: ``OMP_NUM_THREADS`` or all cores). The
+        deterministic default uses at most 4 (``n_jobs=8`` gives the vectors
+        of ``n_jobs=4``): its threads add their updates at each merge, and more
+        than 4 diverge; ``lock_free=True`` uses them all. See
+        ``docs/word2vec.md``.
     lock_free : bool, default=False
         numba engine with ``n_jobs > 1``: ``False`` (default) trains
         deterministically -- the same ``random_state`` and ``n_jobs`` give

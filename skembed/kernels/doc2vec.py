@@ -47,14 +47,15 @@ from numba import njit, prange
 
 from ._core import (
     _FASTMATH,
-    _MAXE,
     _S16,
-    _TABLE_SCALE,
     _buffers_full,
     _centre,
+    _draw_negative,
     _in_slot,
     _lcg,
+    _logistic,
     _output_layer,
+    _table_index,
     _tables,
     _uniform,
     _working,
@@ -317,11 +318,13 @@ def _train_chunk(
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
 def _frozen_output_layer(l1, w, neu1e, hs, negative, syn1, syn1neg, c, state, alpha, dim):
-    """The output layer of :func:`~skembed.kernels.word2vec._output_layer` with frozen rows.
+    """The output layer of :func:`~skembed.kernels._core._output_layer` with frozen rows.
 
     Accumulates the input gradient in ``neu1e`` without changing ``syn1`` or
     ``syn1neg`` (inference trains only the document vector). Draws the
-    negatives in the same order. Returns ``(state, nan_flag)``.
+    negatives in the same order, with the family's one draw (:func:`_draw_negative`),
+    and scores with its one table lookup (:func:`_table_index`, :func:`_logistic`).
+    Returns ``(state, nan_flag)``.
     """
     n_words = c.neg_prob.size
     for j in range(c.code_lengths[w] if hs else 0):
@@ -331,13 +334,9 @@ def _frozen_output_layer(l1, w, neu1e, hs, negative, syn1, syn1neg, c, state, al
         for k in range(dim):
             neu1e[k] += g * syn1[c.points[w, j], k]
     for j in range(negative + 1 if negative > 0 else 0):
-        target = w
+        target = np.int64(w)
         if j > 0:
-            state = _lcg(state)
-            target = np.int64((state >> _S16) % np.uint64(n_words))
-            state = _lcg(state)
-            if _uniform(state) >= c.neg_prob[target]:
-                target = c.neg_alias[target]
+            target, state = _draw_negative(state, n_words, c.neg_prob, c.neg_alias)
             if target == w:
                 continue
         g, bad = _gradient(l1, syn1neg[target], np.float32(1.0 if j == 0 else 0.0), alpha, c, dim)
@@ -354,14 +353,9 @@ def _gradient(l1, out, label, alpha, c, dim):
     f = np.float32(0.0)
     for k in range(dim):
         f += l1[k] * out[k]
-    if f >= _MAXE:
-        return (label - np.float32(1.0)) * alpha, False
-    if f <= -_MAXE:
-        return label * alpha, False
-    if f != f:
-        return np.float32(0.0), True
-    idx = int((f + _MAXE) * _TABLE_SCALE)
-    return (label - c.sigmoid[idx]) * alpha, False
+    idx = _table_index(f)
+    g, _, bad = _logistic(f, label, alpha, c.sigmoid[idx], np.float32(0.0), np.float32(0.0))
+    return g, bad
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)

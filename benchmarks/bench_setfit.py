@@ -50,7 +50,12 @@ def make_row(name, args):
         from skembed.text import StaticEmbedder
 
         sup = name == "static_sup"
-        return StaticEmbedder(normalize=True, supervised=sup, random_state=0, **common)
+        extra = {}
+        if sup and args.static_learning_rate:
+            extra["learning_rate"] = args.static_learning_rate
+        if sup and args.static_epochs:
+            extra["epochs"] = args.static_epochs
+        return StaticEmbedder(normalize=True, supervised=sup, random_state=0, **extra, **common)
     if name == "setfit":
         from skembed.text import SetFitEmbedder
 
@@ -112,6 +117,12 @@ def main():
     p.add_argument("--n-pairs", type=int, default=2000)
     p.add_argument("--learning-rate", type=float, default=1e-4, help="SetFitEmbedder's")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument(
+        "--static-learning-rate", type=float, default=None, help="StaticEmbedder(supervised=True)'s"
+    )
+    p.add_argument(
+        "--static-epochs", type=int, default=None, help="StaticEmbedder(supervised=True)'s"
+    )
     p.add_argument("--curve", default="", help="n_pairs budgets for SetFit on fold 1")
     p.add_argument("--leakage", action="store_true")
     args = p.parse_args()

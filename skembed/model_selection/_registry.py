@@ -134,7 +134,7 @@ EMBEDDERS = {
         "text",
         "skembed.text.static:StaticEmbedder",
         {"normalize": True, "supervised": True},
-        {"learning_rate": [1e-4]},
+        {"learning_rate": [1e-3]},
         "all-MiniLM-L6-v2 distilled to static vectors, then trained on the labels (model2vec)",
         requires=("torch", "transformers"),
         needs_y=True,

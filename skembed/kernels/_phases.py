@@ -181,8 +181,15 @@ def _merge_phase(syn0, syn1neg, syn1, w, n_parts):
 
 @njit(cache=True, nogil=True)
 def _merge_matrix(mat, slot, rows, buf, count, m, n_parts):
-    """:func:`_merge_phase` for one matrix (``slot``/``rows``/``buf`` of every part)."""
+    """:func:`_merge_phase` for one matrix (``slot``/``rows``/``buf`` of every part).
+
+    A row several parts copied is updated one part at a time over the whole row (the
+    shared value kept in ``orig``), so each loop over the row is branch-free and
+    vectorised; every element gets the same float32 additions in the same order as an
+    element-by-element merge (no fast-math here), so the result is bit-identical.
+    """
     dim = mat.shape[1]
+    orig = np.empty(dim, dtype=mat.dtype)
     for t in range(n_parts):
         for i in range(count[t, m]):
             r = rows[t, i]
@@ -197,13 +204,14 @@ def _merge_matrix(mat, slot, rows, buf, count, m, n_parts):
                 slot[t, r] = -1
                 continue
             for k in range(dim):
-                orig = mat[r, k]
-                acc = orig + (buf[t, i, k] - orig)
-                for q in range(t + 1, n_parts):
-                    sq = slot[q, r]
-                    if sq >= 0:
-                        acc += buf[q, sq, k] - orig
-                mat[r, k] = acc
+                o = mat[r, k]
+                orig[k] = o
+                mat[r, k] = o + (buf[t, i, k] - o)
+            for q in range(t + 1, n_parts):
+                sq = slot[q, r]
+                if sq >= 0:
+                    for k in range(dim):
+                        mat[r, k] += buf[q, sq, k] - orig[k]
             for q in range(t, n_parts):
                 slot[q, r] = -1
 

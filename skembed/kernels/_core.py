@@ -37,8 +37,8 @@ class KernelConfig(NamedTuple):
         Maximum window; the effective window is drawn in ``1..window``.
     shared_negatives : bool
         Negative sampling without HS: skip-gram draws the negatives once per
-        window (:func:`train_part_shared`), CBOW once per :data:`CBOW_BATCH`
-        consecutive centre words (:func:`train_part_cbow_shared`).
+        window (:func:`train_part_shared`), CBOW without subword rows once per
+        :data:`CBOW_BATCH` consecutive centre words (:func:`train_part_cbow_shared`).
     neg_prob : numpy.ndarray of shape (n_words,), float32
     neg_alias : numpy.ndarray of shape (n_words,), int32
         Alias table of the noise distribution (``_sampling.alias_table``).

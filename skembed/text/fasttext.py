@@ -120,11 +120,10 @@ class FastTextTransformer(Word2VecTransformer):
         Negative sampling without hierarchical softmax (``hs=0``), numba
         engine. Skip-gram: draw the negatives once per centre word and share
         them across its context words (Ji et al. 2016), and gather and update
-        the centre word's n-gram bag once per window. CBOW: draw them once per
-        4 consecutive centre words and score those words' context means
-        against them from the same parameters (as
-        :class:`~skembed.text.word2vec.Word2VecTransformer`). ``False`` gives
-        fastText's per-example negatives and updates.
+        the centre word's n-gram bag once per window; ``False`` gives
+        fastText's per-pair negatives and per-pair bag updates. CBOW
+        (``sg=0``) keeps fastText's per-example negatives either way (sharing
+        them across centre words measured only 1.03-1.09x faster here).
     ns_exponent : float, default=0.75
         Noise distribution ``count(w) ** ns_exponent``.
     window : int, default=5

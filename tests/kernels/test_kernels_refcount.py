@@ -70,7 +70,6 @@ CASES = {
     "cbow-shared": (0, 1, 0, 0, 0),
     "fasttext-skipgram": (1, 1, 0, 1, 0),
     "fasttext-cbow": (0, 0, 0, 1, 0),
-    "fasttext-cbow-shared": (0, 1, 0, 1, 0),
     "pv-dbow": (1, 0, 0, 0, 1),
     "pv-dm": (0, 0, 0, 0, 2),
 }

@@ -74,8 +74,9 @@ def worker(args):
             epochs=p["epochs"],
             alpha=alpha,
             n_jobs=p["threads"],
-            random_state=0,
+            random_state=spec.get("seed", 0),
             lock_free=spec["tool"] == "skembed-lockfree",
+            shared_negatives=spec["tool"] != "skembed-noshare",
         )
         t0 = time.perf_counter()
         model.fit(data)
@@ -99,7 +100,7 @@ def worker(args):
             epochs=p["epochs"],
             alpha=alpha,
             workers=p["threads"],
-            seed=0,
+            seed=spec.get("seed", 0),
         )
         t0 = time.perf_counter()
         model.build_vocab(data)
@@ -156,8 +157,10 @@ def main():
     ap.add_argument(
         "--tools",
         default="gensim,skembed",
-        help="run order (gensim, skembed, skembed-lockfree = lock_free=True); ratios vs gensim",
+        help="run order (gensim, skembed, skembed-lockfree = lock_free=True, "
+        "skembed-noshare = shared_negatives=False); ratios vs gensim",
     )
+    ap.add_argument("--seed", type=int, default=0, help="random_state / gensim seed")
     ap.add_argument("--no-eval", action="store_true", help="skip the quality evaluation")
     ap.add_argument("--no-cold", action="store_true", help="skip the compiling (cold) run")
     args = ap.parse_args()
@@ -228,6 +231,7 @@ def main():
                     "tool": tool,
                     "params": dict(params, sg=int(arch == "sg")),
                     "evaluate": not args.no_eval,
+                    "seed": args.seed,
                     **cspec,
                 }
                 res[tool] = r = run(spec)

@@ -36,8 +36,9 @@ class KernelConfig(NamedTuple):
     window : int
         Maximum window; the effective window is drawn in ``1..window``.
     shared_negatives : bool
-        Skip-gram with negative sampling only: one draw of negatives per
-        window (:func:`train_part_shared`).
+        Negative sampling without HS: skip-gram draws the negatives once per
+        window (:func:`train_part_shared`), CBOW without subword rows once per
+        :data:`CBOW_BATCH` consecutive centre words (:func:`train_part_cbow_shared`).
     neg_prob : numpy.ndarray of shape (n_words,), float32
     neg_alias : numpy.ndarray of shape (n_words,), int32
         Alias table of the noise distribution (``_sampling.alias_table``).
@@ -86,6 +87,11 @@ _MAXE = np.float32(MAX_EXP)
 #: floats of one row buffer of one thread in deterministic mode (16 MiB); a phase ends early
 #: when a buffer fills up, so memory stays bounded for any vocabulary or bucket count
 BUFFER_FLOATS = 1 << 22
+#: consecutive CBOW centre words that share one draw of negatives (``shared_negatives``,
+#: :func:`skembed.kernels.word2vec.train_part_cbow_shared`; HogBatch, Ji et al. 2016).
+#: 4 measured 1.35x the words/s of per-example negatives on BBC News, 2 only 1.20x, with the
+#: same WordSim-353 and SimLex-999 (docs/word2vec.md)
+CBOW_BATCH = 4
 
 
 @njit(cache=True, nogil=True, inline="always")

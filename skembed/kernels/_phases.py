@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from ._core import BUFFER_FLOATS, _seed_state
+from ._core import BUFFER_FLOATS, CBOW_BATCH, _seed_state
 
 
 @njit(cache=True, nogil=True)
@@ -34,7 +34,9 @@ def _part_bounds(offsets, n_parts):
 def _buffer_sizes(c, n_rows, dim, shared, max_ctx):
     """Slots per matrix and part, and the slots one centre word may take (0: never full).
 
-    ``max_ctx``: most context words of a centre (:func:`_max_context`). Each buffer
+    ``max_ctx``: most context words of a centre (:func:`_max_context`); ``shared``: the
+    shared-negatives variant, whose CBOW step trains :data:`CBOW_BATCH` centre words
+    (their windows' input rows, their own and one draw of noise output rows). Each buffer
     holds at most :data:`BUFFER_FLOATS` floats (but at least two
     centre words' worth) or the whole matrix, whichever is smaller.
     """
@@ -42,10 +44,11 @@ def _buffer_sizes(c, n_rows, dim, shared, max_ctx):
     max_bag = 1
     if c.sub_indptr.shape[0] > 0:
         max_bag = max(1, np.max(np.diff(c.sub_indptr)))
+    batch = CBOW_BATCH if (shared and not c.sg) else 1
     need = np.zeros(3, dtype=np.int64)
-    need[0] = ctx * max_bag
+    need[0] = ctx * max_bag * batch
     if c.negative > 0:
-        need[1] = (c.negative + 1) * (ctx if (c.sg and not shared) else 1)
+        need[1] = (c.negative + batch) * (ctx if (c.sg and not shared) else 1)
     if c.hs:
         need[2] = c.codes.shape[1] * (ctx if c.sg else 1)
     caps = np.zeros(3, dtype=np.int64)
@@ -92,17 +95,21 @@ def _scratch(n_parts, max_ctx, negative, dim):
     Per part: three ``dim`` vectors (``neu1``, ``neu1e``, the subword mean), then for
     :func:`train_part_shared` the context input vectors and their gradients
     ``(max_ctx, dim)``, the output-row gradients ``(negative + 1, dim)``, the output rows,
-    their labels and the context words.
+    their labels and the context words. :func:`train_part_cbow_shared` uses the same
+    arrays for a batch of :data:`CBOW_BATCH` centre words (context means and their
+    gradients, ``CBOW_BATCH + negative`` output rows, the learning rates, four integers
+    per centre), hence the ``max`` with the batch sizes.
     """
-    n_out = max(negative, 0) + 1
+    n_out = max(negative, 0) + CBOW_BATCH
+    n_in = max(max_ctx, CBOW_BATCH)
     return (
         np.zeros((n_parts, 3, dim), dtype=np.float32),
-        np.zeros((n_parts, max_ctx, dim), dtype=np.float32),
-        np.zeros((n_parts, max_ctx, dim), dtype=np.float32),
+        np.zeros((n_parts, n_in, dim), dtype=np.float32),
+        np.zeros((n_parts, n_in, dim), dtype=np.float32),
         np.zeros((n_parts, n_out, dim), dtype=np.float32),
         np.zeros((n_parts, n_out), dtype=np.int64),
         np.zeros((n_parts, n_out), dtype=np.float32),
-        np.zeros((n_parts, max_ctx), dtype=np.int64),
+        np.zeros((n_parts, max(max_ctx, 4 * CBOW_BATCH)), dtype=np.int64),
     )
 
 
@@ -174,8 +181,15 @@ def _merge_phase(syn0, syn1neg, syn1, w, n_parts):
 
 @njit(cache=True, nogil=True)
 def _merge_matrix(mat, slot, rows, buf, count, m, n_parts):
-    """:func:`_merge_phase` for one matrix (``slot``/``rows``/``buf`` of every part)."""
+    """:func:`_merge_phase` for one matrix (``slot``/``rows``/``buf`` of every part).
+
+    A row several parts copied is updated one part at a time over the whole row (the
+    shared value kept in ``orig``), so each loop over the row is branch-free and
+    vectorised; every element gets the same float32 additions in the same order as an
+    element-by-element merge (no fast-math here), so the result is bit-identical.
+    """
     dim = mat.shape[1]
+    orig = np.empty(dim, dtype=mat.dtype)
     for t in range(n_parts):
         for i in range(count[t, m]):
             r = rows[t, i]
@@ -190,13 +204,14 @@ def _merge_matrix(mat, slot, rows, buf, count, m, n_parts):
                 slot[t, r] = -1
                 continue
             for k in range(dim):
-                orig = mat[r, k]
-                acc = orig + (buf[t, i, k] - orig)
-                for q in range(t + 1, n_parts):
-                    sq = slot[q, r]
-                    if sq >= 0:
-                        acc += buf[q, sq, k] - orig
-                mat[r, k] = acc
+                o = mat[r, k]
+                orig[k] = o
+                mat[r, k] = o + (buf[t, i, k] - o)
+            for q in range(t + 1, n_parts):
+                sq = slot[q, r]
+                if sq >= 0:
+                    for k in range(dim):
+                        mat[r, k] += buf[q, sq, k] - orig[k]
             for q in range(t, n_parts):
                 slot[q, r] = -1
 

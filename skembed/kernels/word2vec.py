@@ -39,7 +39,9 @@ word predicts the centre word (with subword rows, FastText, the other way
 round as in fastText and gensim: the centre word's bag predicts each context
 word, :func:`train_part_bag` with shared negatives); in CBOW the mean of the
 context input vectors predicts it and the error is added in full to every
-context row. Windows
+context row (with shared negatives and no subword rows,
+:func:`train_part_cbow_shared`, for :data:`CBOW_BATCH` consecutive centre words
+at once). Windows
 never cross document boundaries. The learning rate decays linearly over the
 tokens of each thread's slice from ``alpha_start`` to ``alpha_end``.
 
@@ -91,6 +93,7 @@ from numba import njit, prange
 from ._core import (  # noqa: F401  (KernelConfig, prepare_chunk and the pair builders are this module's API)
     _FASTMATH,
     _S16,
+    CBOW_BATCH,
     KernelConfig,
     _add_to_input,
     _buffers_full,
@@ -130,6 +133,7 @@ __all__ = [
     "train_chunk",
     "train_part",
     "train_part_shared",
+    "train_part_cbow_shared",
     "train_part_bag",
     "skipgram_pairs",
     "cbow_windows",
@@ -377,6 +381,161 @@ def train_part_shared(
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def train_part_cbow_shared(
+    syn0,
+    syn1neg,
+    ids,
+    offsets,
+    c,
+    sub,
+    p_start,
+    p_end,
+    part_start,
+    part_tokens,
+    alpha_start,
+    alpha_end,
+    state,
+    ws,
+    need,
+    tmp,
+):
+    """CBOW with negative samples shared by :data:`CBOW_BATCH` consecutive centre words.
+
+    Same parameters and return value as :func:`train_part` (``n_examples`` counts centre
+    words). The kernel gathers the context means of up to ``CBOW_BATCH`` consecutive
+    centre words of the slice that have a context (each its own window, within its
+    document; a centre without context is skipped, as in :func:`train_part`), draws
+    ``c.negative`` noise words once for them, and scores the block from the same
+    parameters: row ``i``'s positive is its centre word ``w_i`` (label 1), every noise
+    word is a negative of every row (label 0), except for a row whose centre word it
+    equals (word2vec.c skips it). Then each output row gets its summed gradient once and
+    row ``i``'s input gradient is added in full to each of its context rows (word2vec.c's
+    CBOW, ``cbow_mean``). The learning rate is that of each centre word's position.
+    HogBatch (Ji et al. 2016): each noise row is read once per batch instead of once per
+    centre word, and the batch's scores are small dense products.
+    """
+    dim = syn0.shape[1]
+    window = c.window
+    negative = c.negative
+    neg_prob = c.neg_prob
+    neg_alias = c.neg_alias
+    sigmoid = c.sigmoid
+    log_sigmoid = c.log_sigmoid
+    n_words = neg_prob.size
+    W0, W1, _ = _working(syn0, syn1neg, syn1neg, ws)
+    l1s = tmp[1]  # row i: context mean of the batch's centre i
+    err = tmp[2]  # row i: its input gradient
+    outg = tmp[3]  # output-row gradients: 0..nb-1 the positives, nb.. the noise words
+    outs = tmp[4]  # their working rows
+    alphas = tmp[5]  # learning rate of centre i
+    info = tmp[6]  # 4 i .. 4 i + 3: centre position, window lo, hi, centre word
+    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
+    alpha0 = np.float32(alpha_start)
+    loss_sum = 0.0
+    n_examples = 0.0
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    d = np.searchsorted(offsets, p_start, side="right") - 1
+    p = p_start
+    while p < p_end:
+        if ws is not None:
+            if _buffers_full(ws, need):
+                return loss_sum, n_examples, False, p, state
+        nb = 0
+        while nb < CBOW_BATCH and p < p_end:
+            d, w, lo, hi, state = _centre(ids, offsets, d, p, window, True, state)
+            for k in range(dim):
+                l1s[nb, k] = zero
+            cw = 0
+            for cpos in range(lo, hi):
+                if cpos == p:
+                    continue
+                u = ids[cpos]
+                if sub is None:
+                    r = _in_slot(syn0, u, ws)
+                    for k in range(dim):
+                        l1s[nb, k] += W0[r, k]
+                    cw += 1
+                else:
+                    indptr, indices = sub
+                    for q in range(indptr[u], indptr[u + 1]):
+                        r = _in_slot(syn0, indices[q], ws)
+                        for k in range(dim):
+                            l1s[nb, k] += W0[r, k]
+                        cw += 1
+            if cw > 0:
+                inv = one / np.float32(cw)
+                for k in range(dim):
+                    l1s[nb, k] *= inv
+                    err[nb, k] = zero
+                alphas[nb] = alpha0 + alpha_step * np.float32(p - part_start)
+                info[4 * nb] = p
+                info[4 * nb + 1] = lo
+                info[4 * nb + 2] = hi
+                info[4 * nb + 3] = w
+                nb += 1
+            p += 1
+        if nb == 0:
+            continue
+        for j in range(negative):
+            tw, state = _draw_negative(state, n_words, neg_prob, neg_alias)
+            outs[nb + j] = tw
+        # positives: row i against its own centre word
+        for i in range(nb):
+            o = _neg_slot(syn1neg, info[4 * i + 3], ws)
+            outs[i] = o
+            f = zero
+            for k in range(dim):
+                f += l1s[i, k] * W1[o, k]
+            idx = _table_index(f)
+            g, ls, bad = _logistic(
+                f, one, alphas[i], sigmoid[idx], log_sigmoid[idx],
+                log_sigmoid[EXP_TABLE_SIZE - 1 - idx],
+            )  # fmt: skip
+            if bad:
+                return loss_sum, n_examples, True, p, state
+            loss_sum += ls
+            for k in range(dim):
+                err[i, k] += g * W1[o, k]
+                outg[i, k] = g * l1s[i, k]
+        # the shared noise words: label 0 for every row whose centre word they are not
+        for j in range(nb, nb + negative):
+            tw = outs[j]
+            o = _neg_slot(syn1neg, tw, ws)
+            outs[j] = o
+            for k in range(dim):
+                outg[j, k] = zero
+            for i in range(nb):
+                if info[4 * i + 3] == tw:
+                    continue
+                f = zero
+                for k in range(dim):
+                    f += l1s[i, k] * W1[o, k]
+                idx = _table_index(f)
+                g, ls, bad = _logistic(
+                    f, zero, alphas[i], sigmoid[idx], log_sigmoid[idx],
+                    log_sigmoid[EXP_TABLE_SIZE - 1 - idx],
+                )  # fmt: skip
+                if bad:
+                    return loss_sum, n_examples, True, p, state
+                loss_sum += ls
+                for k in range(dim):
+                    err[i, k] += g * W1[o, k]
+                    outg[j, k] += g * l1s[i, k]
+        for j in range(nb + negative):
+            o = outs[j]
+            for k in range(dim):
+                W1[o, k] += outg[j, k]
+        for i in range(nb):
+            pc = info[4 * i]
+            for cpos in range(info[4 * i + 1], info[4 * i + 2]):
+                if cpos != pc:
+                    _add_to_input(W0, syn0, ids[cpos], err, i, sub, ws, dim)
+        n_examples += nb
+    return loss_sum, n_examples, False, p_end, state
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def train_part_bag(
     syn0,
     syn1neg,
@@ -487,7 +646,9 @@ def train_chunk(syn0, syn1neg, syn1, ids, offsets, config, alpha_start, alpha_en
     c = config
     sub = (c.sub_indptr, c.sub_indices) if c.sub_indptr.shape[0] > 0 else None
     phase = int(c.sync_tokens) if (c.sync_tokens > 0 and n_parts > 1) else None
-    shared = bool(c.shared_negatives and c.sg and not c.hs and c.negative > 0)
+    # CBOW with subword rows (FastText) keeps per-example negatives: measured 1.03-1.09x
+    # only (the n-gram bags dominate) and its quality not measured over seeds
+    shared = bool(c.shared_negatives and not c.hs and c.negative > 0 and (c.sg or sub is None))
     return _train_chunk(
         syn0, syn1neg, syn1, ids, offsets, c, sub, phase, shared, alpha_start, alpha_end, seed,
         n_parts,
@@ -501,7 +662,8 @@ def _train_chunk(
 ):  # fmt: skip
     """The compiled :func:`train_chunk`: ``sub`` as :func:`train_part`, ``phase`` (int or None)
     centre tokens per thread between merges (``None``: lock-free), ``shared`` selects
-    :func:`train_part_shared`."""
+    :func:`train_part_shared` (skip-gram; :func:`train_part_bag` with subwords) or
+    :func:`train_part_cbow_shared` (CBOW)."""
     dim = syn0.shape[1]
     stats = np.zeros((n_parts, 3), dtype=np.float64)
     starts, ends, states = _part_starts(offsets, seed, n_parts)
@@ -524,7 +686,12 @@ def _train_chunk(
                 tmp = _part_scratch(scratch, t)
                 stop = min(ends[t], pos[t] + step)
                 n_tok = ends[t] - starts[t]
-                if shared and sub is not None:
+                if shared and not c.sg:
+                    loss, nex, bad, p, st = train_part_cbow_shared(
+                        syn0, syn1neg, ids, offsets, c, sub, pos[t], stop, starts[t], n_tok,
+                        alpha_start, alpha_end, states[t], ws, need, tmp,
+                    )  # fmt: skip
+                elif shared and sub is not None:
                     loss, nex, bad, p, st = train_part_bag(
                         syn0, syn1neg, ids, offsets, c, sub, pos[t], stop, starts[t], n_tok,
                         alpha_start, alpha_end, states[t], ws, need, tmp,

@@ -67,6 +67,7 @@ CASES = {
     "skipgram-shared": (1, 1, 0, 0, 0),
     "skipgram-pairs-hs": (1, 0, 1, 0, 0),
     "cbow": (0, 0, 0, 0, 0),
+    "cbow-shared": (0, 1, 0, 0, 0),
     "fasttext-skipgram": (1, 1, 0, 1, 0),
     "fasttext-cbow": (0, 0, 0, 1, 0),
     "pv-dbow": (1, 0, 0, 0, 1),

@@ -329,7 +329,7 @@ def test_shared_negatives_window_step_matches_reference():
     assert stats[0, 1] == 6  # context/centre pairs
 
 
-@pytest.mark.parametrize("sg,shared", [(True, False), (True, True), (False, False)])
+@pytest.mark.parametrize("sg,shared", [(True, False), (True, True), (False, False), (False, True)])
 def test_deterministic_mode_adds_each_parts_delta(sg, shared):
     # window=1 and a degenerate noise table make every draw irrelevant, so each part's
     # update can be computed alone; both parts write output rows 4 (negatives) and 2/3
@@ -353,3 +353,60 @@ def test_deterministic_mode_adds_each_parts_delta(sg, shared):
         _run(c0, c1, docs[0] + docs[1], [0, 3, 6], n_parts=2, sync_tokens=sync, **kw)
         np.testing.assert_array_equal(b0, c0)
         np.testing.assert_array_equal(b1, c1)
+
+
+def _ref_cbow_shared(ref0, ref1, docs, noise, alpha, batch):
+    """numpy HogBatch CBOW (window 1, one fixed noise word): ``batch`` consecutive centre
+    words with a context score against their own word and the shared noise word from the
+    same parameters, then every row is updated. Returns (loss, number of centres)."""
+    centres = []
+    for doc in docs:
+        for i, w in enumerate(doc):
+            ctx = doc[max(0, i - 1) : i] + doc[i + 1 : i + 2]
+            if ctx:  # a centre without context is skipped
+                centres.append((w, ctx))
+    loss = 0.0
+    for b in range(0, len(centres), batch):
+        rows = centres[b : b + batch]
+        nb = len(rows)
+        L = np.stack([ref0[ctx].mean(axis=0) for _, ctx in rows]).astype(np.float32)
+        outs = [w for w, _ in rows] + [noise]
+        G = np.zeros((nb, len(outs)), np.float32)
+        for i, (w, _) in enumerate(rows):
+            for j, o in enumerate(outs):
+                if (j < nb and j != i) or (j >= nb and o == w):
+                    continue  # another row's positive; the noise word is this row's centre
+                lab = np.float32(j == i)
+                f = float(L[i] @ ref1[o])
+                idx = int((np.float32(f) + np.float32(6.0)) * np.float32(1000 / 12))
+                loss += -LOGSIG[idx] if lab else -LOGSIG[999 - idx]
+                G[i, j] = (lab - SIG[idx]) * np.float32(alpha)
+        E = G @ ref1[outs]  # input gradients, from the output rows before the update
+        for j, o in enumerate(outs):
+            ref1[o] += G[:, j] @ L
+        for i, (_, ctx) in enumerate(rows):
+            for c in ctx:
+                ref0[c] += E[i]
+    return loss, len(centres)
+
+
+def test_cbow_shared_batch_matches_numpy_reference():
+    # scores of CBOW_BATCH consecutive centre words from the same parameters (HogBatch)
+    from skembed.kernels._core import CBOW_BATCH
+
+    dim = 4
+    syn0 = _vectors(6, dim, seed=4)
+    syn1neg = _vectors(6, dim, seed=5)
+    ref0, ref1 = syn0.copy(), syn1neg.copy()
+    # word 5 is the fixed noise word, and a centre word too (its noise column is skipped);
+    # the one-token document has no context (skipped), batches run across documents
+    docs = [[0, 1, 2, 5, 3], [1], [2, 3, 0, 4], [5, 1]]
+    ids = sum(docs, [])
+    offsets = np.cumsum([0] + [len(d) for d in docs])
+    stats = _run(syn0, syn1neg, ids, offsets, sg=False, shared=True)
+    loss, n_centres = _ref_cbow_shared(ref0, ref1, docs, 5, 0.1, CBOW_BATCH)
+    np.testing.assert_allclose(syn0, ref0, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(syn1neg, ref1, rtol=0, atol=1e-6)
+    assert stats[0, 1] == n_centres == 11
+    assert stats[0, 0] == pytest.approx(loss, rel=1e-5)
+    assert stats[0, 2] == 0

@@ -416,3 +416,12 @@ def test_facebook_model_continues_training():
     assert ft.wv_.index_to_key == vocab
     assert not np.allclose(ft.wv_["government"], before)
     assert np.isfinite(ft.wv_.vectors).all()
+
+
+def test_cbow_keeps_per_example_negatives():
+    # FastText CBOW does not batch centre words: shared_negatives changes nothing
+    docs = [["a", "b", "c", "d", "a", "c"], ["b", "d", "a", "b"]] * 20
+    kw = dict(vector_size=8, min_count=1, bucket=500, random_state=0, n_jobs=1, sg=0, epochs=2)
+    a = FastTextTransformer(**kw).fit(docs)
+    b = FastTextTransformer(shared_negatives=False, **kw).fit(docs)
+    np.testing.assert_array_equal(a.wv_.vectors, b.wv_.vectors)

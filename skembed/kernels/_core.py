@@ -89,9 +89,10 @@ _MAXE = np.float32(MAX_EXP)
 BUFFER_FLOATS = 1 << 22
 #: consecutive CBOW centre words that share one draw of negatives (``shared_negatives``,
 #: :func:`skembed.kernels.word2vec.train_part_cbow_shared`; HogBatch, Ji et al. 2016).
-#: 4 measured 1.35x the words/s of per-example negatives on BBC News, 2 only 1.20x, with the
-#: same WordSim-353 and SimLex-999 (docs/word2vec.md)
-CBOW_BATCH = 4
+#: 2: on debdocs (11.4M tokens, 3 seeds) a batch of 4 lost 0.027 Google-analogy accuracy to
+#: gensim (0.158 vs 0.184), 2 stays within 0.01 on every score (0.177); 4 was 1.35x the words/s
+#: of per-example negatives on BBC News, 2 1.20x (docs/word2vec.md)
+CBOW_BATCH = 2
 
 
 @njit(cache=True, nogil=True, inline="always")

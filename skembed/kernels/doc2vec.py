@@ -60,16 +60,6 @@ from ._core import (
     _uniform,
     _working,
 )
-from ._phases import (
-    _buffer_sizes,
-    _max_context,
-    _merge_phase,
-    _part_scratch,
-    _part_starts,
-    _part_workspace,
-    _scratch,
-    _workspaces,
-)
 
 __all__ = [
     "document_seed",
@@ -259,61 +249,15 @@ def train_chunk(
     stats : numpy.ndarray of shape (n_parts, 3), float64
         Summed loss, number of examples and a NaN flag per slice.
     """
+    from . import _scheduler  # imports this module's train part
+
     c = config
     phase = int(c.sync_tokens) if (c.sync_tokens > 0 and n_parts > 1) else None
-    return _train_chunk(
-        syn0, syn1neg, syn1, ids, offsets, doc_rows, c, dm, dbow_words, phase, alpha_start,
-        alpha_end, seed, n_parts,
+    doc = (doc_rows, bool(dm), bool(dbow_words))
+    return _scheduler.run_phases(
+        syn0, syn1neg, syn1, ids, offsets, c, None, doc, _scheduler.PER_EXAMPLE, phase,
+        alpha_start, alpha_end, seed, n_parts,
     )  # fmt: skip
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def _train_chunk(
-    syn0, syn1neg, syn1, ids, offsets, doc_rows, c, dm, dbow_words, phase, alpha_start, alpha_end,
-    seed, n_parts,
-):  # fmt: skip
-    """The compiled :func:`train_chunk`; ``phase`` (int, or ``None``: lock-free) as in
-    :func:`skembed.kernels.word2vec.train_chunk`, so that the lock-free variant has no buffer
-    code."""
-    dim = syn0.shape[1]
-    stats = np.zeros((n_parts, 3), dtype=np.float64)
-    starts, ends, states = _part_starts(offsets, seed, n_parts)
-    pos = starts.copy()
-    n_rows = np.array([syn0.shape[0], syn1neg.shape[0], syn1.shape[0]], dtype=np.int64)
-    max_ctx = _max_context(offsets, c.window)
-    caps, _ = _buffer_sizes(c, n_rows, dim, False, max_ctx)
-    need = _needs(c, dm, dbow_words, max_ctx)
-    for m in range(3):
-        caps[m] = min(n_rows[m], max(caps[m], 2 * need[m]))
-        if caps[m] >= n_rows[m]:
-            need[m] = 0
-    if phase is None:
-        step = np.int64(1) << 62
-        caps[:] = 0
-        n_rows[:] = 0
-    else:
-        step = np.int64(phase)
-    ws_all = _workspaces(n_parts, n_rows, caps, dim)
-    scratch = _scratch(n_parts, 1, c.negative, dim)
-    while (pos < ends).any():
-        for t in prange(n_parts):
-            if pos[t] < ends[t]:
-                ws = _part_workspace(phase, ws_all, t)
-                tmp = _part_scratch(scratch, t)
-                loss, nex, bad, p, st = train_part(
-                    syn0, syn1neg, syn1, ids, offsets, doc_rows, c, dm, dbow_words, pos[t],
-                    min(ends[t], pos[t] + step), starts[t], ends[t] - starts[t], alpha_start,
-                    alpha_end, states[t], ws, need, tmp,
-                )  # fmt: skip
-                stats[t, 0] += loss
-                stats[t, 1] += nex
-                states[t] = st
-                pos[t] = ends[t] if bad else p
-                if bad:
-                    stats[t, 2] = 1.0
-        if phase is not None:
-            _merge_phase(syn0, syn1neg, syn1, ws_all, n_parts)
-    return stats
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")

@@ -88,7 +88,7 @@ in well under a second.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._core import (  # noqa: F401  (KernelConfig, prepare_chunk and the pair builders are this module's API)
     _FASTMATH,
@@ -114,16 +114,6 @@ from ._core import (  # noqa: F401  (KernelConfig, prepare_chunk and the pair bu
     cbow_windows,
     prepare_chunk,
     skipgram_pairs,
-)
-from ._phases import (
-    _buffer_sizes,
-    _max_context,
-    _merge_phase,
-    _part_scratch,
-    _part_starts,
-    _part_workspace,
-    _scratch,
-    _workspaces,
 )
 from ._sampling import EXP_TABLE_SIZE
 
@@ -638,80 +628,29 @@ def train_chunk(syn0, syn1neg, syn1, ids, offsets, config, alpha_start, alpha_en
     centre words) and a NaN flag per slice.
 
     A Python function: it passes the subword CSR and the phase length to the
-    compiled kernel as ``None`` when unused, so that numba compiles a variant
-    without subword and buffer code for plain Word2Vec and lock-free threads
-    (the ``is None`` tests are resolved at compile time; branches on them in
-    the innermost loops cost ~30%).
+    family's one compiled phase loop (:func:`skembed.kernels._scheduler.run_phases`)
+    as ``None`` when unused, so that numba compiles a variant without subword and
+    buffer code for plain Word2Vec and lock-free threads (the ``is None`` tests are
+    resolved at compile time; branches on them in the innermost loops cost ~30%), and
+    chooses the train part once per chunk.
     """
+    from . import _scheduler  # imports this module's train parts
+
     c = config
     sub = (c.sub_indptr, c.sub_indices) if c.sub_indptr.shape[0] > 0 else None
     phase = int(c.sync_tokens) if (c.sync_tokens > 0 and n_parts > 1) else None
     # CBOW with subword rows (FastText) keeps per-example negatives: measured 1.03-1.09x
     # only (the n-gram bags dominate) and its quality not measured over seeds
     shared = bool(c.shared_negatives and not c.hs and c.negative > 0 and (c.sg or sub is None))
-    return _train_chunk(
-        syn0, syn1neg, syn1, ids, offsets, c, sub, phase, shared, alpha_start, alpha_end, seed,
-        n_parts,
-    )  # fmt: skip
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def _train_chunk(
-    syn0, syn1neg, syn1, ids, offsets, c, sub, phase, shared, alpha_start, alpha_end, seed,
-    n_parts,
-):  # fmt: skip
-    """The compiled :func:`train_chunk`: ``sub`` as :func:`train_part`, ``phase`` (int or None)
-    centre tokens per thread between merges (``None``: lock-free), ``shared`` selects
-    :func:`train_part_shared` (skip-gram; :func:`train_part_bag` with subwords) or
-    :func:`train_part_cbow_shared` (CBOW)."""
-    dim = syn0.shape[1]
-    stats = np.zeros((n_parts, 3), dtype=np.float64)
-    starts, ends, states = _part_starts(offsets, seed, n_parts)
-    pos = starts.copy()
-    n_rows = np.array([syn0.shape[0], syn1neg.shape[0], syn1.shape[0]], dtype=np.int64)
-    max_ctx = _max_context(offsets, c.window)
-    caps, need = _buffer_sizes(c, n_rows, dim, shared, max_ctx)
-    if phase is None:
-        step = np.int64(1) << 62
-        caps[:] = 0
-        n_rows[:] = 0
+    if not shared:
+        variant = _scheduler.PER_EXAMPLE
+    elif not c.sg:
+        variant = _scheduler.SHARED_CBOW
+    elif sub is not None:
+        variant = _scheduler.SHARED_BAG
     else:
-        step = np.int64(phase)
-    w = _workspaces(n_parts, n_rows, caps, dim)
-    scratch = _scratch(n_parts, max_ctx, c.negative, dim)
-    while (pos < ends).any():
-        for t in prange(n_parts):
-            if pos[t] < ends[t]:
-                ws = _part_workspace(phase, w, t)
-                tmp = _part_scratch(scratch, t)
-                stop = min(ends[t], pos[t] + step)
-                n_tok = ends[t] - starts[t]
-                if shared and not c.sg:
-                    loss, nex, bad, p, st = train_part_cbow_shared(
-                        syn0, syn1neg, ids, offsets, c, sub, pos[t], stop, starts[t], n_tok,
-                        alpha_start, alpha_end, states[t], ws, need, tmp,
-                    )  # fmt: skip
-                elif shared and sub is not None:
-                    loss, nex, bad, p, st = train_part_bag(
-                        syn0, syn1neg, ids, offsets, c, sub, pos[t], stop, starts[t], n_tok,
-                        alpha_start, alpha_end, states[t], ws, need, tmp,
-                    )  # fmt: skip
-                elif shared:
-                    loss, nex, bad, p, st = train_part_shared(
-                        syn0, syn1neg, ids, offsets, c, sub, pos[t], stop, starts[t], n_tok,
-                        alpha_start, alpha_end, states[t], ws, need, tmp,
-                    )  # fmt: skip
-                else:
-                    loss, nex, bad, p, st = train_part(
-                        syn0, syn1neg, syn1, ids, offsets, c, sub, pos[t], stop, starts[t], n_tok,
-                        alpha_start, alpha_end, states[t], ws, need, tmp,
-                    )  # fmt: skip
-                stats[t, 0] += loss
-                stats[t, 1] += nex
-                states[t] = st
-                pos[t] = ends[t] if bad else p
-                if bad:
-                    stats[t, 2] = 1.0
-        if phase is not None:
-            _merge_phase(syn0, syn1neg, syn1, w, n_parts)
-    return stats
+        variant = _scheduler.SHARED_SKIPGRAM
+    return _scheduler.run_phases(
+        syn0, syn1neg, syn1, ids, offsets, c, sub, None, variant, phase, alpha_start, alpha_end,
+        seed, n_parts,
+    )  # fmt: skip

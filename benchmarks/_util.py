@@ -174,6 +174,15 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def rss_mb() -> float:
+    """Resident set size of the calling process now, in MB (Linux ``/proc/self/status``)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
 def loadavg(n=1) -> str:
     """The first ``n`` load averages of ``/proc/loadavg``, as printed there."""
     with open("/proc/loadavg") as f:

@@ -4,7 +4,10 @@ Every training run happens in its own subprocess (so peak RSS is per run) with
 the same corpus and hyperparameters (vector_size 100, window 5, negative 5,
 min_count 5, sample 1e-3, 5 epochs, 2 threads by default). Printed per run:
 fit time (vocabulary + training), words/s (raw corpus words x epochs / fit
-time, and / training time only), the skembed/gensim ratio, peak RSS,
+time, and / training time only), the skembed/gensim ratio, peak RSS and what
+the fit added to the RSS of the process after its imports (``+fit MB``: the
+imports differ, numba/llvmlite's ~65 MB is skembed's alone; both workers import
+scikit-learn, which with 1.9 imports pandas, pyarrow and scipy.stats),
 WordSim-353 and SimLex-999 Spearman, Google analogy accuracy (3CosAdd, over
 questions whose words are in the vocabulary), via :mod:`skembed.evaluation`.
 skembed's first (compiling) run is timed separately with an empty numba cache.
@@ -36,6 +39,7 @@ from _util import (
     dumps,
     loadavg,
     peak_rss_mb,
+    rss_mb,
     run_script,
     word_scores,
     write_prefix,
@@ -78,6 +82,7 @@ def worker(args):
             lock_free=spec["tool"] == "skembed-lockfree",
             shared_negatives=spec["tool"] != "skembed-noshare",
         )
+        out["base_rss_mb"] = rss_mb()
         t0 = time.perf_counter()
         model.fit(data)
         out["fit_time"] = time.perf_counter() - t0
@@ -102,6 +107,7 @@ def worker(args):
             workers=p["threads"],
             seed=spec.get("seed", 0),
         )
+        out["base_rss_mb"] = rss_mb()
         t0 = time.perf_counter()
         model.build_vocab(data)
         t1 = time.perf_counter()
@@ -218,7 +224,7 @@ def main():
         )
     header = (
         f"{'corpus':<16} {'arch':<5} {'tool':<8} {'fit s':>7} {'train s':>8} "
-        f"{'Mwords/s':>9} {'train Mw/s':>10} {'ratio':>6} {'RSS MB':>7} "
+        f"{'Mwords/s':>9} {'train Mw/s':>10} {'ratio':>6} {'RSS MB':>7} {'+fit MB':>7} "
         f"{'WS353':>6} {'SL999':>6} {'analogy':>7}"
     )
     print(header)
@@ -247,6 +253,7 @@ def main():
                     f"{cname:<16} {arch:<5} {tool:<8} {r['fit_time']:7.1f} "
                     f"{r['train_time']:8.1f} {r['wps'] / 1e6:9.3f} {r['train_wps'] / 1e6:10.3f} "
                     f"{fmt(ratio, '6.2f') if ratio else '':>6} {r['peak_rss_mb']:7.0f} "
+                    f"{r['peak_rss_mb'] - r['base_rss_mb']:7.0f} "
                     f"{fmt(r.get('wordsim')):>6} {fmt(r.get('simlex')):>6} "
                     f"{fmt(r.get('analogy')):>7}",
                     flush=True,
@@ -256,7 +263,8 @@ def main():
                 print(
                     f"{'':<16} {arch:<5} {tool:<8} fit words/s x{s['wps'] / g['wps']:.2f}, "
                     f"train words/s x{s['train_wps'] / g['train_wps']:.2f}, RSS "
-                    f"x{s['peak_rss_mb'] / g['peak_rss_mb']:.2f}",
+                    f"x{s['peak_rss_mb'] / g['peak_rss_mb']:.2f} (added by the fit: "
+                    f"x{(s['peak_rss_mb'] - s['base_rss_mb']) / (g['peak_rss_mb'] - g['base_rss_mb']):.2f})",
                     flush=True,
                 )
             print(f"# load average {loadavg()}", flush=True)

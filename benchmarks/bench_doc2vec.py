@@ -9,7 +9,7 @@ gensim's ``dm_mean=1``). Printed:
    tokens, streamed from the .gz file: skembed ``LineCorpus``, gensim
    ``TaggedLineDocument``), for PV-DBOW and PV-DM: fit time (vocabulary +
    training) and raw words x epochs / fit time, and the skembed/gensim ratio.
-2. BBC News 5-fold accuracy of ``make_pipeline(embedder, StandardScaler(),
+2. BBC News (or, with ``--corpora tweets``, a stratified 4,000-tweet sample) 5-fold accuracy of ``make_pipeline(embedder, StandardScaler(),
    LogisticRegression())`` where the embedder's ``transform`` infers vectors
    (skembed) or runs gensim's ``infer_vector`` loop (gensim) -- the same
    pipeline for both, with ``fit_transform`` inferring the training folds.
@@ -26,6 +26,8 @@ Examples::
     python benchmarks/bench_doc2vec.py                     # everything (~30 min on 2 cores)
     python benchmarks/bench_doc2vec.py --parts throughput --corpora bbc
     python benchmarks/bench_doc2vec.py --debdocs-epochs 5 --debdocs /path/debdocs-11m.txt.gz
+    python benchmarks/bench_doc2vec.py --parts accuracy --corpora tweets --epochs 20 \\
+        --tools skembed,skembed-noshare,gensim        # short documents
 """
 
 from __future__ import annotations
@@ -81,13 +83,24 @@ class GensimDoc2Vec:
         return self.fit(X).transform(X)
 
 
-def skembed_estimator(dm, epochs, n_jobs=2):
+def skembed_estimator(dm, epochs, n_jobs=2, shared_negatives=True):
     from skembed.text.doc2vec import Doc2VecTransformer
 
     return Doc2VecTransformer(
         dm=dm, epochs=epochs, random_state=0, n_jobs=n_jobs, alpha=0.025, min_alpha=1e-4,
-        **SETTINGS,
+        shared_negatives=shared_negatives, **SETTINGS,
     )  # fmt: skip
+
+
+#: the tools a run compares: skembed (defaults), skembed-noshare (``shared_negatives=False``,
+#: gensim's per-word negatives for PV-DBOW), gensim
+TOOLS = ("skembed", "gensim")
+
+
+def make_tool(tool, dm, epochs):
+    if tool == "gensim":
+        return GensimDoc2Vec(dm, epochs)
+    return skembed_estimator(dm, epochs, shared_negatives=tool != "skembed-noshare")
 
 
 def bbc_documents():
@@ -106,15 +119,15 @@ def throughput(corpus_name, data, n_tokens, epochs, archs):
     for dm in archs:
         arch = "PV-DM" if dm else "PV-DBOW"
         wps = {}
-        for tool in ("skembed", "gensim"):
+        for tool in TOOLS:
             la0 = loadavg()
-            est = skembed_estimator(dm, epochs) if tool == "skembed" else GensimDoc2Vec(dm, epochs)
+            est = make_tool(tool, dm, epochs)
             t0 = time.perf_counter()
-            est.fit(data(tool))
+            est.fit(data("gensim" if tool == "gensim" else "skembed"))
             seconds = time.perf_counter() - t0
             wps[tool] = n_tokens * epochs / seconds
             extra = ""
-            if tool == "skembed":
+            if tool != "gensim":
                 extra = f"  (training loop only: {est.words_per_second_ / 1e6:.2f}M words/s)"
             print(
                 f"{corpus_name:8s} {arch:8s} {tool:8s} fit {seconds:7.1f} s"
@@ -122,12 +135,29 @@ def throughput(corpus_name, data, n_tokens, epochs, archs):
                 flush=True,
             )
             del est
-        print(
-            f"{corpus_name:8s} {arch:8s} ratio skembed/gensim: {wps['skembed'] / wps['gensim']:.2f}x"
-        )
+        for tool in TOOLS:
+            if tool != "gensim" and "gensim" in wps:
+                print(
+                    f"{corpus_name:8s} {arch:8s} ratio {tool}/gensim: "
+                    f"{wps[tool] / wps['gensim']:.2f}x",
+                    flush=True,
+                )
 
 
-def accuracy(docs, y, epochs, archs):
+def tweet_documents(n=4000, seed=0):
+    """A stratified ``n``-row sample of the tweets (median 16 words; ``compare``'s sample)."""
+    from sklearn.model_selection import train_test_split
+
+    from skembed.datasets import load_tweet_sentiment
+
+    texts, labels = load_tweet_sentiment()
+    texts, _, labels, _ = train_test_split(
+        list(texts), list(labels), train_size=n, stratify=labels, random_state=seed
+    )
+    return texts, np.asarray(labels)
+
+
+def accuracy(docs, y, epochs, archs, name="BBC"):
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.pipeline import make_pipeline
@@ -135,14 +165,14 @@ def accuracy(docs, y, epochs, archs):
 
     cv = StratifiedKFold(5, shuffle=True, random_state=0)
     for dm in archs:
-        for tool in ("skembed", "gensim"):
+        for tool in TOOLS:
             la0 = loadavg()
-            est = skembed_estimator(dm, epochs) if tool == "skembed" else GensimDoc2Vec(dm, epochs)
+            est = make_tool(tool, dm, epochs)
             pipe = make_pipeline(est, StandardScaler(), LogisticRegression(max_iter=2000))
             t0 = time.perf_counter()
             scores = cross_val_score(pipe, docs, y, cv=cv)
             print(
-                f"BBC 5-fold {'PV-DM' if dm else 'PV-DBOW':8s} {tool:8s} accuracy "
+                f"{name} 5-fold {'PV-DM' if dm else 'PV-DBOW':8s} {tool:8s} epochs {epochs} accuracy "
                 f"{scores.mean():.4f} ± {scores.std():.4f}  ({time.perf_counter() - t0:.0f} s, "
                 f"load {la0}->{loadavg()})",
                 flush=True,
@@ -181,14 +211,21 @@ def inference(docs, epochs, archs):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", default="throughput,accuracy,inference")
-    parser.add_argument("--corpora", default="bbc,debdocs")
+    parser.add_argument(
+        "--corpora", default="bbc,debdocs", help="bbc, debdocs (throughput), tweets (accuracy)"
+    )
     parser.add_argument("--archs", default="0,1", help="dm values: 0 PV-DBOW, 1 PV-DM")
+    parser.add_argument(
+        "--tools", default="skembed,gensim", help="of skembed, skembed-noshare, gensim"
+    )
     parser.add_argument("--epochs", type=int, default=10, help="BBC epochs (gensim's default)")
     parser.add_argument("--debdocs-epochs", type=int, default=5)
     parser.add_argument("--debdocs", default=DEFAULT_DEBDOCS)
     args = parser.parse_args(argv)
     parts = args.parts.split(",")
     archs = [int(a) for a in args.archs.split(",")]
+    global TOOLS
+    TOOLS = tuple(args.tools.split(","))
     import gensim
 
     print(f"gensim {gensim.__version__}; cores {os.cpu_count()}; load at start {loadavg()}")
@@ -210,7 +247,10 @@ def main(argv=None):
                 archs,
             )
     if "accuracy" in parts:
-        accuracy(docs, y, args.epochs, archs)
+        if "bbc" in args.corpora:
+            accuracy(docs, y, args.epochs, archs)
+        if "tweets" in args.corpora:
+            accuracy(*tweet_documents(), args.epochs, archs, name="tweets (4,000)")
     if "inference" in parts:
         inference(docs, args.epochs, archs)
     print(f"load at end {loadavg()}")

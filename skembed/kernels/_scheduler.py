@@ -12,7 +12,9 @@ it touched (:func:`skembed.kernels._phases._merge_phase`). Each variant supplies
   :func:`~skembed.kernels.word2vec.train_part_bag` (:data:`SHARED_BAG`) or
   :func:`~skembed.kernels.word2vec.train_part_cbow_shared` (:data:`SHARED_CBOW`), once
   per part and phase, outside the inner loops;
-- ``doc = (doc_rows, dm, dbow_words)`` (Doc2Vec): :func:`skembed.kernels.doc2vec.train_part`.
+- ``doc = (doc_rows, dm, dbow_words, shared)`` (Doc2Vec): :func:`skembed.kernels.doc2vec.train_part`,
+  or with ``shared`` (pure PV-DBOW, negative sampling)
+  :func:`~skembed.kernels.doc2vec.train_part_dbow_shared`.
 
 The choice between the two families, like ``sub is None`` and ``phase is None``, is made
 by the *type* of the argument when numba compiles :func:`run_phases` (``@overload``), so
@@ -102,6 +104,11 @@ def _train_step_impl(
         doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
         part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
     ):  # fmt: skip
+        if doc[3]:
+            return _d2v.train_part_dbow_shared(
+                syn0, syn1neg, ids, offsets, doc[0], c, p_start, p_end, part_start, part_tokens,
+                alpha_start, alpha_end, state, ws, need, tmp,
+            )  # fmt: skip
         return _d2v.train_part(
             syn0, syn1neg, syn1, ids, offsets, doc[0], c, doc[1], doc[2], p_start, p_end,
             part_start, part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
@@ -124,7 +131,7 @@ def _phase_buffers_impl(doc, variant, c, n_rows, dim, max_ctx):
 
     def doc2vec_buffers(doc, variant, c, n_rows, dim, max_ctx):
         caps, _ = _buffer_sizes(c, n_rows, dim, False, max_ctx)
-        need = _d2v._needs(c, doc[1], doc[2], max_ctx)
+        need = _d2v._needs(c, doc[1], doc[2], doc[3], max_ctx)
         for m in range(3):
             caps[m] = min(n_rows[m], max(caps[m], 2 * need[m]))
             if caps[m] >= n_rows[m]:
@@ -150,7 +157,7 @@ def run_phases(
     c : skembed.kernels.word2vec.KernelConfig
     sub : tuple (indptr int64, indices int32) or None
         FastText's subword rows of each word; ``None``: word ``w`` is row ``w``.
-    doc : tuple (doc_rows int64 (n_docs,), dm bool, dbow_words bool) or None
+    doc : tuple (doc_rows int64 (n_docs,), dm bool, dbow_words bool, shared bool) or None
         Doc2Vec's document rows and mode; ``None``: Word2Vec/FastText.
     variant : int
         Word2Vec/FastText's train part (:data:`PER_EXAMPLE` ... :data:`SHARED_CBOW`);

@@ -54,7 +54,9 @@ from ._core import (
     _in_slot,
     _lcg,
     _logistic,
+    _neg_slot,
     _output_layer,
+    _score_update,
     _table_index,
     _tables,
     _uniform,
@@ -132,7 +134,7 @@ def train_part(
     ``dbow_words``. Rows are read and written through the word2vec kernel's
     slot accessors and ``_output_layer``, so the deterministic buffered mode
     (``ws`` a tuple; ``None``: lock-free) works unchanged; ``tmp`` the part's scratch
-    (:func:`skembed.kernels.word2vec._scratch`). Returns
+    (:func:`skembed.kernels._phases._scratch`). Returns
     ``(loss, n_examples, nan, p_next, state)``.
     """
     dim = syn0.shape[1]
@@ -204,14 +206,99 @@ def train_part(
     return loss_sum, n_examples, False, p_end, state
 
 
+#: PV-DBOW with shared negatives: consecutive words of a document that its vector predicts
+#: against one draw of noise words (:func:`train_part_dbow_shared`)
+DBOW_BATCH = 4
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def train_part_dbow_shared(
+    syn0, syn1neg, ids, offsets, doc_rows, c, p_start, p_end, part_start, part_tokens,
+    alpha_start, alpha_end, state, ws, need, tmp,
+):  # fmt: skip
+    """PV-DBOW (negative sampling, no word training) with negatives shared by a batch.
+
+    Same parameters and return value as :func:`train_part` (``dm=0``, ``dbow_words=0``,
+    ``c.hs`` off). The document vector predicts up to :data:`DBOW_BATCH` consecutive
+    words of its document (``n_examples`` counts them) against one draw of
+    ``c.negative`` noise words; every score uses the document vector as it was at the
+    start of the batch (its summed gradient is added once at the end), a noise word
+    scores once and its gradient counts for each word of the batch it differs from (the
+    shared negatives of skip-gram, Ji et al. 2016, with the document in the place of the
+    context word). Per batch of ``B`` words that is ``B + negative`` scores and one
+    draw instead of ``B * (1 + negative)`` scores and ``B`` draws.
+    """
+    dim = syn0.shape[1]
+    negative = c.negative
+    neg_prob = c.neg_prob
+    neg_alias = c.neg_alias
+    sigmoid = c.sigmoid
+    log_sigmoid = c.log_sigmoid
+    n_words = neg_prob.size
+    W0, W1, _ = _working(syn0, syn1neg, syn1neg, ws)
+    V = tmp[0]  # rows: 0 the document vector at the batch's start, 1 its summed gradient
+    outs = tmp[4]
+    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
+    alpha0 = np.float32(alpha_start)
+    loss_sum = 0.0
+    n_examples = 0.0
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    d = np.searchsorted(offsets, p_start, side="right") - 1
+    p = p_start
+    while p < p_end:
+        if ws is not None:
+            if _buffers_full(ws, need):
+                return loss_sum, n_examples, False, p, state
+        d, w, lo, hi, state = _centre(ids, offsets, d, p, 1, False, state)
+        end = min(p + DBOW_BATCH, offsets[d + 1], p_end)
+        alpha = alpha0 + alpha_step * np.float32(p - part_start)
+        r = _in_slot(syn0, doc_rows[d], ws)
+        for k in range(dim):
+            V[0, k] = W0[r, k]
+            V[1, k] = zero
+        bad = False
+        for q in range(p, end):
+            o = _neg_slot(syn1neg, ids[q], ws)
+            ls, b1 = _score_update(V, 0, W1, o, V, 1, one, alpha, sigmoid, log_sigmoid, dim)
+            loss_sum += ls
+            bad |= b1
+        for j in range(negative):
+            tw, state = _draw_negative(state, n_words, neg_prob, neg_alias)
+            outs[j] = tw
+        for j in range(negative):
+            tw = outs[j]
+            m = 0
+            for q in range(p, end):
+                m += ids[q] != tw
+            if m == 0:
+                continue
+            o = _neg_slot(syn1neg, tw, ws)
+            ls, b1 = _score_update(
+                V, 0, W1, o, V, 1, zero, alpha * np.float32(m), sigmoid, log_sigmoid, dim
+            )
+            loss_sum += ls * m
+            bad |= b1
+        if bad:
+            return loss_sum, n_examples, True, p, state
+        for k in range(dim):
+            W0[r, k] += V[1, k]
+        n_examples += end - p
+        p = end
+    return loss_sum, n_examples, False, p_end, state
+
+
 @njit(cache=True, nogil=True)
-def _needs(c, dm, dbow_words, max_ctx):
-    """Buffer slots one centre token may take per matrix (syn0, syn1neg, syn1)."""
+def _needs(c, dm, dbow_words, shared, max_ctx):
+    """Buffer slots one centre token (a batch, with ``shared``) may take per matrix
+    (syn0, syn1neg, syn1)."""
     ctx = max_ctx if (dm or dbow_words) else 0
     examples = 1 if dm else 1 + ctx
     need = np.zeros(3, dtype=np.int64)
     need[0] = ctx + 1
     need[1] = (c.negative + 1) * examples if c.negative > 0 else 0
+    if shared:
+        need[1] = c.negative + DBOW_BATCH
     need[2] = c.codes.shape[1] * examples if c.hs else 0
     return need
 
@@ -253,7 +340,9 @@ def train_chunk(
 
     c = config
     phase = int(c.sync_tokens) if (c.sync_tokens > 0 and n_parts > 1) else None
-    doc = (doc_rows, bool(dm), bool(dbow_words))
+    # pure PV-DBOW with negative sampling only: the batched kernel (shared negatives)
+    shared = bool(c.shared_negatives and not dm and not dbow_words and not c.hs and c.negative > 0)
+    doc = (doc_rows, bool(dm), bool(dbow_words), shared)
     return _scheduler.run_phases(
         syn0, syn1neg, syn1, ids, offsets, c, None, doc, _scheduler.PER_EXAMPLE, phase,
         alpha_start, alpha_end, seed, n_parts,

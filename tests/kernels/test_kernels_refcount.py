@@ -71,6 +71,7 @@ CASES = {
     "fasttext-skipgram": (1, 1, 0, 1, 0),
     "fasttext-cbow": (0, 0, 0, 1, 0),
     "pv-dbow": (1, 0, 0, 0, 1),
+    "pv-dbow-shared": (1, 1, 0, 0, 1),
     "pv-dm": (0, 0, 0, 0, 2),
 }
 

@@ -66,6 +66,71 @@ def test_pv_dbow_single_update_by_hand():
     assert np.all(syn0[:2] == 0)  # pure PV-DBOW never touches word vectors
 
 
+def _shared_dbow_reference(syn0, syn1neg, docs, doc_rows, noise, alpha, batch):
+    """PV-DBOW with shared negatives in float64: per batch of ``batch`` words of a document,
+    the document vector as it was at the batch's start scores each word (label 1) and the
+    noise word once, weighted by the words it differs from (label 0); output rows are
+    updated as they are scored, the document row once per batch."""
+    sigmoid, log_sigmoid = sigmoid_tables()
+
+    def table(f):
+        i = int((np.float32(f) + np.float32(MAX_EXP)) * np.float32(EXP_TABLE_SIZE / MAX_EXP / 2))
+        return float(sigmoid[i]), float(log_sigmoid[i]), float(log_sigmoid[EXP_TABLE_SIZE - 1 - i])
+
+    w0, w1 = syn0.astype(np.float64), syn1neg.astype(np.float64)
+    loss, n = 0.0, 0
+    for doc, row in zip(docs, doc_rows, strict=True):
+        for b in range(0, len(doc), batch):
+            words = doc[b : b + batch]
+            l1, err = w0[row].copy(), np.zeros(w0.shape[1])
+            for o, lab, weight in [(u, 1, 1) for u in words] + [
+                (noise, 0, sum(u != noise for u in words))
+            ]:
+                if weight == 0:
+                    continue
+                sig, log_pos, log_neg = table(l1 @ w1[o])
+                g = (lab - sig) * alpha * weight
+                loss += weight * (-log_pos if lab else -log_neg)
+                err += g * w1[o]
+                w1[o] = w1[o] + g * l1
+            w0[row] += err
+            n += len(words)
+    return w0, w1, loss, n
+
+
+def test_pv_dbow_shared_negatives_match_a_numpy_reference():
+    from skembed.kernels.doc2vec import DBOW_BATCH
+    from skembed.kernels.word2vec import KernelConfig
+
+    assert DBOW_BATCH == 4
+    n_words, dim, alpha = 5, 3, 0.2
+    rng = np.random.default_rng(0)
+    syn0 = (rng.random((n_words + 2, dim)) - 0.5).astype(np.float32)
+    syn1neg = (rng.random((n_words, dim)) - 0.5).astype(np.float32)
+    # word 4 is the only noise word (degenerate alias table); the first document's batches
+    # are [0 4 1 2] (the noise word counts 3 times) and [3 4 4] (once: a batch ends with its
+    # document), the second document's [4 0 1 1] (3 times) and [4] (skipped: it is the word)
+    docs = [[0, 4, 1, 2, 3, 4, 4], [4, 0, 1, 1, 4]]
+    sig, log_sig = sigmoid_tables()
+    config = KernelConfig(
+        sg=True, hs=False, negative=1, window=5, shared_negatives=True,
+        neg_prob=np.zeros(n_words, np.float32), neg_alias=np.full(n_words, 4, np.int32),
+        codes=np.zeros((n_words, 1), np.uint8), points=np.zeros((n_words, 1), np.int32),
+        code_lengths=np.zeros(n_words, np.int32), sigmoid=sig, log_sigmoid=log_sig,
+        sub_indptr=np.zeros(0, np.int64), sub_indices=np.zeros(0, np.int32), sync_tokens=0,
+    )  # fmt: skip
+    w0, w1, loss, n = _shared_dbow_reference(syn0, syn1neg, docs, [5, 6], 4, alpha, DBOW_BATCH)
+    stats = kernels.train_chunk(
+        syn0, syn1neg, np.zeros((0, dim), np.float32), np.array(sum(docs, []), np.int32),
+        np.array([0, 7, 12]), np.array([5, 6]), config, False, False, alpha, alpha, 1, 1,
+    )  # fmt: skip
+    np.testing.assert_allclose(syn0, w0, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(syn1neg, w1, rtol=0, atol=1e-6)
+    assert stats[0, 1] == n == 12
+    assert stats[0, 0] == pytest.approx(loss, rel=1e-5)
+    assert np.all(syn0[:n_words] == w0[:n_words])  # word rows untouched
+
+
 def test_pv_dm_two_updates_by_hand():
     """Document [w0, w1], window 1: each word is predicted by mean(doc, the other word)."""
     config = _hs_config(window=1)

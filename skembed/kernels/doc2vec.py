@@ -9,7 +9,10 @@ each example:
 - PV-DBOW (``dm=0``): the document vector predicts each kept token of the
   document (skip-gram with the document as the only context word). With
   ``dbow_words=1`` each token is first trained as a skip-gram centre word
-  (every context word's input vector predicts it), as gensim does.
+  (every context word's input vector predicts it), as gensim does. Pure
+  PV-DBOW with negative sampling and ``config.shared_negatives`` runs
+  :func:`train_part_dbow_shared`: :data:`DBOW_BATCH` consecutive words of a
+  document against one draw of noise words.
 - PV-DM (``dm=1``): the mean of the document vector and the window's context
   word vectors predicts the centre word (gensim's ``dm_mean=1``); the error
   is added in full to the document vector and to every context word vector,
@@ -20,9 +23,10 @@ Two entry points:
 :func:`train_chunk`
     Trains one corpus chunk (the trainer of
     :mod:`skembed.text._word2vec_training` calls it through the Doc2Vec
-    engine). The document vectors are rows of the input matrix after the
-    word rows, so every row access goes through the word2vec kernel's
-    ``_in_row``/``_output_layer`` and its deterministic parallel scheme
+    engine) with the family's one phase loop
+    (:func:`skembed.kernels._scheduler.run_phases`). The document vectors are
+    rows of the input matrix after the word rows, so every row access goes
+    through the family's slot accessors and ``_output_layer`` and its deterministic parallel scheme
     (``config.sync_tokens``: phases of private row copies whose deltas are
     added in thread order) applies unchanged: the result depends on the
     inputs, ``seed`` and ``n_parts`` only, never on thread timing.
@@ -68,6 +72,7 @@ __all__ = [
     "infer_documents",
     "train_chunk",
     "train_part",
+    "train_part_dbow_shared",
 ]
 
 

@@ -92,8 +92,10 @@ EMBEDDERS = {
         "text",
         "skembed.text.doc2vec:Doc2VecTransformer",
         {"min_count": 2, "epochs": 20},
-        {"vector_size": [100]},
-        "paragraph vectors (PV-DBOW, 20 epochs), inferred per document",
+        # short documents need more passes: on 4,000 tweets (median 16 words) the grid picks
+        # 40 (0.656 vs 0.626 with 20), on BBC News 20 (0.969, as before the grid)
+        {"epochs": [20, 40]},
+        "paragraph vectors (PV-DBOW, 20 or 40 epochs), inferred per document",
     ),
     "glove": EmbedderSpec(
         "text",

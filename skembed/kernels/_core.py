@@ -302,6 +302,46 @@ def _draw_targets(w, negative, neg_prob, neg_alias, outs, state):
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alpha, dim):
+    """Shared negatives of one fixed input: ``c.negative`` noise words drawn once.
+
+    Each noise word ``n`` scores once against the input ``V[0]`` (label 0, gradient into
+    ``V[1]``, its working output row ``W1`` updated in place) with the learning rate
+    ``alpha * m``, ``m`` the number of positives ``targets[t0:t1]`` it differs from (so its
+    gradient counts once per such pair; a noise word equal to every positive is skipped).
+    FastText skip-gram's centre bag (:func:`skembed.kernels.word2vec.train_part_bag`) and
+    PV-DBOW's document vector (:func:`skembed.kernels.doc2vec.train_part_dbow_shared`) share
+    it. ``outs``: int64 scratch of ``c.negative`` entries. Loops only (the skip is a loop
+    run 0 or 1 times), so no reference counting survives. Returns (loss, state, nan_flag).
+    """
+    negative = c.negative
+    neg_prob = c.neg_prob
+    neg_alias = c.neg_alias
+    sigmoid = c.sigmoid
+    log_sigmoid = c.log_sigmoid
+    n_words = neg_prob.size
+    zero = np.float32(0.0)
+    loss = 0.0
+    bad = False
+    for j in range(negative):
+        tw, state = _draw_negative(state, n_words, neg_prob, neg_alias)
+        outs[j] = tw
+    for j in range(negative):
+        tw = outs[j]
+        m = 0
+        for i in range(t0, t1):
+            m += targets[i] != tw
+        for _ in range(np.int64(m > 0)):
+            o = _neg_slot(syn1neg, tw, ws)
+            ls, b1 = _score_update(
+                V, 0, W1, o, V, 1, zero, alpha * np.float32(m), sigmoid, log_sigmoid, dim
+            )
+            loss += ls * m
+            bad |= b1
+    return loss, state, bad
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
 def _output_layer(L, li, w, err, ei, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim):
     """Train the output layer for the input vector ``L[li]`` and target word ``w``.
 

@@ -60,6 +60,7 @@ from ._core import (
     _logistic,
     _neg_slot,
     _output_layer,
+    _score_shared_noise,
     _score_update,
     _table_index,
     _tables,
@@ -234,12 +235,8 @@ def train_part_dbow_shared(
     draw instead of ``B * (1 + negative)`` scores and ``B`` draws.
     """
     dim = syn0.shape[1]
-    negative = c.negative
-    neg_prob = c.neg_prob
-    neg_alias = c.neg_alias
     sigmoid = c.sigmoid
     log_sigmoid = c.log_sigmoid
-    n_words = neg_prob.size
     W0, W1, _ = _working(syn0, syn1neg, syn1neg, ws)
     V = tmp[0]  # rows: 0 the document vector at the batch's start, 1 its summed gradient
     outs = tmp[4]
@@ -268,22 +265,11 @@ def train_part_dbow_shared(
             ls, b1 = _score_update(V, 0, W1, o, V, 1, one, alpha, sigmoid, log_sigmoid, dim)
             loss_sum += ls
             bad |= b1
-        for j in range(negative):
-            tw, state = _draw_negative(state, n_words, neg_prob, neg_alias)
-            outs[j] = tw
-        for j in range(negative):
-            tw = outs[j]
-            m = 0
-            for q in range(p, end):
-                m += ids[q] != tw
-            if m == 0:
-                continue
-            o = _neg_slot(syn1neg, tw, ws)
-            ls, b1 = _score_update(
-                V, 0, W1, o, V, 1, zero, alpha * np.float32(m), sigmoid, log_sigmoid, dim
-            )
-            loss_sum += ls * m
-            bad |= b1
+        ls, state, b1 = _score_shared_noise(
+            V, W1, syn1neg, ws, ids, p, end, outs, c, state, alpha, dim
+        )
+        loss_sum += ls
+        bad |= b1
         if bad:
             return loss_sum, n_examples, True, p, state
         for k in range(dim):

@@ -428,6 +428,18 @@ def _add_to_input(W0, syn0, u, grad, gi, sub, ws, dim):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end):
+    """Prologue of a part's step, shared by every ``train_part``: the learning rate at the
+    slice's first token and its step per token (linear decay over ``part_tokens``), and the
+    document of position ``p_start``. Called once per step, outside the token loop.
+    Returns ``(alpha0, alpha_step, d)`` (float32, float32, int)."""
+    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
+    alpha0 = np.float32(alpha_start)
+    d = np.searchsorted(offsets, p_start, side="right") - 1
+    return alpha0, alpha_step, d
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _centre(ids, offsets, d, p, window, draw, state):
     """Prologue of centre position ``p``, shared by every per-part kernel.
 

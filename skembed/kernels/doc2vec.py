@@ -60,6 +60,7 @@ from ._core import (
     _logistic,
     _neg_slot,
     _output_layer,
+    _part_start,
     _score_shared_noise,
     _score_update,
     _table_index,
@@ -149,12 +150,10 @@ def train_part(
     W0, W1, W2 = _working(syn0, syn1neg, syn1, ws)
     V = tmp[0]  # rows: 0 the input vector, 1 its gradient
     outs = tmp[4]
-    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
-    alpha0 = np.float32(alpha_start)
+    alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
     loss_sum = 0.0
     n_examples = 0.0
     zero = np.float32(0.0)
-    d = np.searchsorted(offsets, p_start, side="right") - 1
     for p in range(p_start, p_end):
         if ws is not None:
             if _buffers_full(ws, need):
@@ -240,13 +239,11 @@ def train_part_dbow_shared(
     W0, W1, _ = _working(syn0, syn1neg, syn1neg, ws)
     V = tmp[0]  # rows: 0 the document vector at the batch's start, 1 its summed gradient
     outs = tmp[4]
-    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
-    alpha0 = np.float32(alpha_start)
+    alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
     loss_sum = 0.0
     n_examples = 0.0
     one = np.float32(1.0)
     zero = np.float32(0.0)
-    d = np.searchsorted(offsets, p_start, side="right") - 1
     p = p_start
     while p < p_end:
         if ws is not None:

@@ -106,6 +106,7 @@ from ._core import (  # noqa: F401  (KernelConfig, prepare_chunk and the pair bu
     _logistic,
     _neg_slot,
     _output_layer,
+    _part_start,
     _score_shared_noise,
     _score_update,
     _seed_state,
@@ -198,12 +199,10 @@ def train_part(
     W0, W1, W2 = _working(syn0, syn1neg, syn1, ws)
     V = tmp[0]  # rows: 0 the input vector (neu1), 1 its gradient (neu1e)
     outs = tmp[4]
-    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
-    alpha0 = np.float32(alpha_start)
+    alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
     loss_sum = 0.0
     n_examples = 0.0
     zero = np.float32(0.0)
-    d = np.searchsorted(offsets, p_start, side="right") - 1
     for p in range(p_start, p_end):
         if ws is not None:
             if _buffers_full(ws, need):
@@ -314,12 +313,10 @@ def train_part_shared(
     outg = tmp[3]
     outs = tmp[4]
     ctx = tmp[6]
-    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
-    alpha0 = np.float32(alpha_start)
+    alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
     loss_sum = 0.0
     n_examples = 0.0
     zero = np.float32(0.0)
-    d = np.searchsorted(offsets, p_start, side="right") - 1
     for p in range(p_start, p_end):
         if ws is not None:
             if _buffers_full(ws, need):
@@ -420,13 +417,11 @@ def train_part_cbow_shared(
     outs = tmp[4]  # their working rows
     alphas = tmp[5]  # learning rate of centre i
     info = tmp[6]  # 4 i .. 4 i + 3: centre position, window lo, hi, centre word
-    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
-    alpha0 = np.float32(alpha_start)
+    alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
     loss_sum = 0.0
     n_examples = 0.0
     one = np.float32(1.0)
     zero = np.float32(0.0)
-    d = np.searchsorted(offsets, p_start, side="right") - 1
     p = p_start
     while p < p_end:
         if ws is not None:
@@ -564,13 +559,11 @@ def train_part_bag(
     V = tmp[0]  # rows: 0 the centre's bag mean, 1 its summed gradient
     outs = tmp[4]
     ctx = tmp[6]
-    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
-    alpha0 = np.float32(alpha_start)
+    alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
     loss_sum = 0.0
     n_examples = 0.0
     one = np.float32(1.0)
     zero = np.float32(0.0)
-    d = np.searchsorted(offsets, p_start, side="right") - 1
     for p in range(p_start, p_end):
         if ws is not None:
             if _buffers_full(ws, need):

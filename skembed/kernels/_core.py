@@ -314,11 +314,7 @@ def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alp
     it. ``outs``: int64 scratch of ``c.negative`` entries. Loops only (the skip is a loop
     run 0 or 1 times), so no reference counting survives. Returns (loss, state, nan_flag).
     """
-    negative = c.negative
-    neg_prob = c.neg_prob
-    neg_alias = c.neg_alias
-    sigmoid = c.sigmoid
-    log_sigmoid = c.log_sigmoid
+    _, negative, neg_prob, neg_alias, _, _, _, sigmoid, log_sigmoid = _tables(c)
     n_words = neg_prob.size
     zero = np.float32(0.0)
     loss = 0.0

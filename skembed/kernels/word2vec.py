@@ -302,11 +302,7 @@ def train_part_shared(
     """
     dim = syn0.shape[1]
     window = c.window
-    negative = c.negative
-    neg_prob = c.neg_prob
-    neg_alias = c.neg_alias
-    sigmoid = c.sigmoid
-    log_sigmoid = c.log_sigmoid
+    _, negative, neg_prob, neg_alias, _, _, _, sigmoid, log_sigmoid = _tables(c)
     W0, W1, _ = _working(syn0, syn1neg, syn1neg, ws)
     l1s = tmp[1]
     err = tmp[2]

@@ -93,6 +93,11 @@ BUFFER_FLOATS = 1 << 22
 #: gensim (0.158 vs 0.184), 2 stays within 0.01 on every score (0.177); 4 was 1.35x the words/s
 #: of per-example negatives on BBC News, 2 1.20x (docs/word2vec.md)
 CBOW_BATCH = 2
+#: entries (rows) of padding after each part's block of every per-part scratch and workspace
+#: array (``_phases._scratch``, ``_phases._workspaces``): at least 128 bytes, so no two
+#: threads ever write the same cache line (or its prefetch pair). Without it both parts'
+#: slot counters shared one line, written at every row access of the deterministic mode.
+PART_PAD = 32
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -210,22 +215,23 @@ def _score_update(L, li, out, oi, err, ei, label, alpha, sigmoid, log_sigmoid, d
 
 @njit(cache=True, nogil=True, inline="always")
 def _slot(mat, r, slot, rows, buf, count, m):
-    """Slot of row ``r`` of ``mat`` in one part's buffer (deterministic mode), branch-free.
+    """Slot of row ``r`` of ``mat`` in one part's buffer (deterministic mode).
 
     The first access of a phase copies the shared row into the buffer (``slot`` maps
     rows to slots, ``rows`` slots to rows, ``count[m]`` is the number of slots in use);
-    the part then reads and writes only ``buf[slot]``. Written without a branch around the
-    copy (its loop runs 0 or ``dim`` times) so that no reference counting survives.
+    the part then reads and writes only ``buf[slot]``. A hit is one load: the miss is a
+    loop run 0 or 1 times, not an ``if`` (numba keeps the reference counts of the array
+    arguments around an ``if``, and an earlier branch-free form stored to ``count``,
+    ``slot`` and ``rows`` at every access: CBOW ran 1.06-1.10x slower on one thread).
     """
     s = np.int64(slot[r])
-    miss = np.int64(s < 0)
-    n = count[m]
-    s += miss * (n - s)
-    count[m] = n + miss
-    slot[r] = s
-    rows[s] = r
-    for k in range(miss * buf.shape[1]):
-        buf[s, k] = mat[r, k]
+    for _ in range(np.int64(s < 0)):
+        s = count[m]
+        count[m] = s + 1
+        slot[r] = s
+        rows[s] = r
+        for k in range(buf.shape[1]):
+            buf[s, k] = mat[r, k]
     return s
 
 
@@ -269,9 +275,9 @@ def _buffers_full(ws, need):
     """True if one more centre word might overflow a buffer (phase must end)."""
     count = ws[9]
     return (
-        count[0] + need[0] > ws[1].shape[0]
-        or count[1] + need[1] > ws[4].shape[0]
-        or count[2] + need[2] > ws[7].shape[0]
+        count[0] + need[0] > ws[1].shape[0] - PART_PAD
+        or count[1] + need[1] > ws[4].shape[0] - PART_PAD
+        or count[2] + need[2] > ws[7].shape[0] - PART_PAD
     )
 
 
@@ -382,45 +388,58 @@ def _tables(c):
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
-def _gather_input(W0, syn0, u, sub, ws, L, li, dim):
-    """Input vector of word ``u`` into ``L[li]``: its row, or the mean of its subword rows.
+def _gather_rows(W0, syn0, u, sub, ws, L, li, slots, n, dim):
+    """Add the input rows of word ``u`` to ``L[li]``, recording their working rows.
 
-    ``sub``: ``None`` (one row per word) or the CSR ``(indptr, indices)`` of the input rows
-    of each word, decided at compile time.
+    ``sub``: ``None`` (word ``u`` is row ``u``) or the CSR ``(indptr, indices)`` of the
+    input rows of each word (FastText's bags), decided at compile time. The working row of
+    each (:func:`_in_slot`) is written to ``slots[n], slots[n + 1], ...``, so the update of
+    the same rows (:func:`_add_rows`) needs no second buffer lookup. Returns the new ``n``.
     """
     if sub is None:
         s = _in_slot(syn0, u, ws)
+        slots[n] = s
         for k in range(dim):
-            L[li, k] = W0[s, k]
-    else:
-        indptr, indices = sub
-        r0 = indptr[u]
-        r1 = indptr[u + 1]
+            L[li, k] += W0[s, k]
+        return n + 1
+    indptr, indices = sub
+    for r in range(indptr[u], indptr[u + 1]):
+        s = _in_slot(syn0, indices[r], ws)
+        slots[n] = s
+        n += 1
         for k in range(dim):
-            L[li, k] = np.float32(0.0)
-        for r in range(r0, r1):
-            s = _in_slot(syn0, indices[r], ws)
-            for k in range(dim):
-                L[li, k] += W0[s, k]
-        inv = np.float32(1.0) / np.float32(max(r1 - r0, 1))
-        for k in range(dim):
-            L[li, k] *= inv
+            L[li, k] += W0[s, k]
+    return n
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
-def _add_to_input(W0, syn0, u, grad, gi, sub, ws, dim):
-    """Add ``grad[gi]`` in full to every input row of word ``u`` (``sub`` as
-    :func:`_gather_input`)."""
+def _gather_input(W0, syn0, u, sub, ws, L, li, slots, n, dim):
+    """Input vector of word ``u`` into ``L[li]``: its row, or the mean of its subword rows
+    (``sub`` as :func:`_gather_rows`, whose ``slots``/``n`` bookkeeping it shares).
+    Returns the new ``n``."""
     if sub is None:
         s = _in_slot(syn0, u, ws)
+        slots[n] = s
+        for k in range(dim):
+            L[li, k] = W0[s, k]
+        return n + 1
+    for k in range(dim):
+        L[li, k] = np.float32(0.0)
+    n1 = _gather_rows(W0, syn0, u, sub, ws, L, li, slots, n, dim)
+    inv = np.float32(1.0) / np.float32(max(n1 - n, 1))
+    for k in range(dim):
+        L[li, k] *= inv
+    return n1
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _add_rows(W0, slots, n0, n1, grad, gi, dim):
+    """Add ``grad[gi]`` in full to the working rows ``slots[n0:n1]`` (recorded by
+    :func:`_gather_rows`), in their order."""
+    for q in range(n0, n1):
+        s = slots[q]
         for k in range(dim):
             W0[s, k] += grad[gi, k]
-    else:
-        indptr, indices = sub
-        for r in range(indptr[u], indptr[u + 1]):
-            s = _in_slot(syn0, indices[r], ws)
-            for k in range(dim):
-                W0[s, k] += grad[gi, k]
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from ._core import BUFFER_FLOATS, CBOW_BATCH, _seed_state
+from ._core import BUFFER_FLOATS, CBOW_BATCH, PART_PAD, _seed_state
 
 
 @njit(cache=True, nogil=True)
@@ -31,6 +31,14 @@ def _part_bounds(offsets, n_parts):
 
 
 @njit(cache=True, nogil=True)
+def _max_bag(c):
+    """Most input rows of one word: 1, or with subword rows (FastText) its largest bag."""
+    if c.sub_indptr.shape[0] > 0:
+        return max(1, np.max(np.diff(c.sub_indptr)))
+    return 1
+
+
+@njit(cache=True, nogil=True)
 def _buffer_sizes(c, n_rows, dim, shared, max_ctx):
     """Slots per matrix and part, and the slots one centre word may take (0: never full).
 
@@ -41,9 +49,7 @@ def _buffer_sizes(c, n_rows, dim, shared, max_ctx):
     centre words' worth) or the whole matrix, whichever is smaller.
     """
     ctx = max_ctx
-    max_bag = 1
-    if c.sub_indptr.shape[0] > 0:
-        max_bag = max(1, np.max(np.diff(c.sub_indptr)))
+    max_bag = _max_bag(c)
     batch = CBOW_BATCH if (shared and not c.sg) else 1
     need = np.zeros(3, dtype=np.int64)
     need[0] = ctx * max_bag * batch
@@ -88,7 +94,7 @@ def _max_context(offsets, window):
 
 
 @njit(cache=True, nogil=True)
-def _scratch(n_parts, max_ctx, negative, dim):
+def _scratch(n_parts, max_ctx, negative, dim, max_bag):
     """Scratch arrays of every part, allocated once per chunk (the per-part kernels are
     compiled without the reference-counting runtime and cannot allocate).
 
@@ -98,18 +104,22 @@ def _scratch(n_parts, max_ctx, negative, dim):
     their labels and the context words. :func:`train_part_cbow_shared` uses the same
     arrays for a batch of :data:`CBOW_BATCH` centre words (context means and their
     gradients, ``CBOW_BATCH + negative`` output rows, the learning rates, four integers
-    per centre), hence the ``max`` with the batch sizes.
+    per centre), hence the ``max`` with the batch sizes, and the working rows of the
+    batch's context words (``CBOW_BATCH * max_ctx * max_bag``, ``max_bag`` the most input
+    rows of a word). Each part's block ends with :data:`PART_PAD` unused entries (rows).
     """
     n_out = max(negative, 0) + CBOW_BATCH
     n_in = max(max_ctx, CBOW_BATCH)
+    pad = PART_PAD  # rows after each part's block: no two parts' scratch shares a cache line
     return (
-        np.zeros((n_parts, 3, dim), dtype=np.float32),
-        np.zeros((n_parts, n_in, dim), dtype=np.float32),
-        np.zeros((n_parts, n_in, dim), dtype=np.float32),
-        np.zeros((n_parts, n_out, dim), dtype=np.float32),
-        np.zeros((n_parts, n_out), dtype=np.int64),
-        np.zeros((n_parts, n_out), dtype=np.float32),
-        np.zeros((n_parts, max(max_ctx, 4 * CBOW_BATCH)), dtype=np.int64),
+        np.zeros((n_parts, 3 + pad, dim), dtype=np.float32),
+        np.zeros((n_parts, n_in + pad, dim), dtype=np.float32),
+        np.zeros((n_parts, n_in + pad, dim), dtype=np.float32),
+        np.zeros((n_parts, n_out + pad, dim), dtype=np.float32),
+        np.zeros((n_parts, n_out + pad), dtype=np.int64),
+        np.zeros((n_parts, n_out + pad), dtype=np.float32),
+        np.zeros((n_parts, max(max_ctx, 4 * CBOW_BATCH) + pad), dtype=np.int64),
+        np.zeros((n_parts, CBOW_BATCH * max_ctx * max_bag + pad), dtype=np.int64),
     )
 
 
@@ -118,7 +128,7 @@ def _part_scratch(scratch, t):
     """Part ``t``'s slices of :func:`_scratch`."""
     return (
         scratch[0][t], scratch[1][t], scratch[2][t], scratch[3][t], scratch[4][t], scratch[5][t],
-        scratch[6][t],
+        scratch[6][t], scratch[7][t],
     )  # fmt: skip
 
 
@@ -130,17 +140,18 @@ def _workspaces(n_parts, n_rows, caps, dim):
     copied), the row of each slot, the copies; then the slots in use per
     part and matrix. ``n_rows`` and ``caps`` of zero give empty buffers.
     """
+    pad = PART_PAD
     return (
-        np.full((n_parts, n_rows[0]), -1, dtype=np.int32),
-        np.zeros((n_parts, caps[0]), dtype=np.int64),
-        np.zeros((n_parts, caps[0], dim), dtype=np.float32),
-        np.full((n_parts, n_rows[1]), -1, dtype=np.int32),
-        np.zeros((n_parts, caps[1]), dtype=np.int64),
-        np.zeros((n_parts, caps[1], dim), dtype=np.float32),
-        np.full((n_parts, n_rows[2]), -1, dtype=np.int32),
-        np.zeros((n_parts, caps[2]), dtype=np.int64),
-        np.zeros((n_parts, caps[2], dim), dtype=np.float32),
-        np.zeros((n_parts, 3), dtype=np.int64),
+        np.full((n_parts, n_rows[0] + pad), -1, dtype=np.int32),
+        np.zeros((n_parts, caps[0] + pad), dtype=np.int64),
+        np.zeros((n_parts, caps[0] + pad, dim), dtype=np.float32),
+        np.full((n_parts, n_rows[1] + pad), -1, dtype=np.int32),
+        np.zeros((n_parts, caps[1] + pad), dtype=np.int64),
+        np.zeros((n_parts, caps[1] + pad, dim), dtype=np.float32),
+        np.full((n_parts, n_rows[2] + pad), -1, dtype=np.int32),
+        np.zeros((n_parts, caps[2] + pad), dtype=np.int64),
+        np.zeros((n_parts, caps[2] + pad, dim), dtype=np.float32),
+        np.zeros((n_parts, pad), dtype=np.int64),
     )
 
 

@@ -36,6 +36,7 @@ from . import doc2vec as _d2v
 from . import word2vec as _w2v
 from ._phases import (
     _buffer_sizes,
+    _max_bag,
     _max_context,
     _merge_phase,
     _part_scratch,
@@ -188,7 +189,7 @@ def run_phases(
     else:
         step = np.int64(phase)
     w = _workspaces(n_parts, n_rows, caps, dim)
-    scratch = _scratch(n_parts, max_ctx, c.negative, dim)
+    scratch = _scratch(n_parts, max_ctx, c.negative, dim, _max_bag(c))
     while (pos < ends).any():
         for t in prange(n_parts):
             if pos[t] < ends[t]:

@@ -52,9 +52,12 @@ from numba import njit, prange
 from ._core import (
     _FASTMATH,
     _S16,
+    _add_rows,
     _buffers_full,
     _centre,
     _draw_negative,
+    _gather_input,
+    _gather_rows,
     _in_slot,
     _lcg,
     _logistic,
@@ -150,6 +153,7 @@ def train_part(
     W0, W1, W2 = _working(syn0, syn1neg, syn1, ws)
     V = tmp[0]  # rows: 0 the input vector, 1 its gradient
     outs = tmp[4]
+    slots = tmp[7]  # PV-DM: working rows of the document and its context words
     alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
     loss_sum = 0.0
     n_examples = 0.0
@@ -162,17 +166,12 @@ def train_part(
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
         if dm:
             # PV-DM: mean of the document vector and the context word vectors
-            r = _in_slot(syn0, doc_rows[d], ws)
-            cw = 1
+            cw = _gather_input(W0, syn0, doc_rows[d], None, ws, V, 0, slots, 0, dim)
             for k in range(dim):
-                V[0, k] = W0[r, k]
                 V[1, k] = zero
             for q in range(lo, hi):
                 if q != p:
-                    r = _in_slot(syn0, ids[q], ws)
-                    for k in range(dim):
-                        V[0, k] += W0[r, k]
-                    cw += 1
+                    cw = _gather_rows(W0, syn0, ids[q], None, ws, V, 0, slots, cw, dim)
             inv = np.float32(1.0) / np.float32(cw)
             for k in range(dim):
                 V[0, k] *= inv
@@ -183,14 +182,7 @@ def train_part(
                 return loss_sum, n_examples, True, p, state
             loss_sum += ls
             n_examples += 1.0
-            r = _in_slot(syn0, doc_rows[d], ws)
-            for k in range(dim):
-                W0[r, k] += V[1, k]
-            for q in range(lo, hi):
-                if q != p:
-                    r = _in_slot(syn0, ids[q], ws)
-                    for k in range(dim):
-                        W0[r, k] += V[1, k]
+            _add_rows(W0, slots, 0, cw, V, 1, dim)
             continue
         # PV-DBOW: skip-gram word pairs (dbow_words), then the document vector predicts w
         for q in range(lo, hi + 1):  # q == hi: the document row

@@ -74,8 +74,10 @@ No reference counting in the hot loops: numba emits ``NRT_incref``/``NRT_decref`
 inlined helper whose body branches around array code, and cannot always prune them
 (numba issue #2345). So the per-part kernels unpack the configuration and the
 workspaces once, address every row as ``matrix[row, k]`` of a *working* matrix (the
-shared one, or the part's buffer in deterministic mode), look buffer slots up without
-a branch (:func:`_slot`), and their helpers take arrays only where their body is
+shared one, or the part's buffer in deterministic mode), look buffer slots up once per
+row and update (:func:`_slot`; a gather records the working rows it read,
+:func:`_gather_rows`, and the update of the same rows reuses them, :func:`_add_rows`),
+and their helpers take arrays only where their body is
 loops without data-dependent branches (branchy helpers take scalars only).
 ``tests/kernels/test_kernels_refcount.py`` counts the increfs with ``NUMBA_DEBUG_NRT=1``:
 they do not grow with the number of tokens (they were 6 to 1,260 per token).
@@ -95,12 +97,13 @@ from ._core import (  # noqa: F401  (KernelConfig, prepare_chunk and the pair bu
     _S16,
     CBOW_BATCH,
     KernelConfig,
-    _add_to_input,
+    _add_rows,
     _buffers_full,
     _centre,
     _draw_negative,
     _draw_targets,
     _gather_input,
+    _gather_rows,
     _in_slot,
     _lcg,
     _logistic,
@@ -199,6 +202,7 @@ def train_part(
     W0, W1, W2 = _working(syn0, syn1neg, syn1, ws)
     V = tmp[0]  # rows: 0 the input vector (neu1), 1 its gradient (neu1e)
     outs = tmp[4]
+    slots = tmp[7]  # working rows of the input vector's rows
     alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
     loss_sum = 0.0
     n_examples = 0.0
@@ -221,7 +225,7 @@ def train_part(
                 else:
                     src = np.int64(w)
                     tgt = np.int64(ids[cpos])
-                _gather_input(W0, syn0, src, sub, ws, V, 0, dim)
+                n_in = _gather_input(W0, syn0, src, sub, ws, V, 0, slots, 0, dim)
                 for k in range(dim):
                     V[1, k] = zero
                 ls, state, bad = _output_layer(
@@ -230,7 +234,7 @@ def train_part(
                 if bad:
                     return loss_sum, n_examples, True, p, state
                 loss_sum += ls
-                _add_to_input(W0, syn0, src, V, 1, sub, ws, dim)
+                _add_rows(W0, slots, 0, n_in, V, 1, dim)
                 n_examples += 1.0
         else:
             for k in range(dim):
@@ -238,21 +242,8 @@ def train_part(
                 V[1, k] = zero
             cw = 0
             for cpos in range(lo, hi):
-                if cpos == p:
-                    continue
-                u = ids[cpos]
-                if sub is None:
-                    r = _in_slot(syn0, u, ws)
-                    for k in range(dim):
-                        V[0, k] += W0[r, k]
-                    cw += 1
-                else:
-                    indptr, indices = sub
-                    for q in range(indptr[u], indptr[u + 1]):
-                        r = _in_slot(syn0, indices[q], ws)
-                        for k in range(dim):
-                            V[0, k] += W0[r, k]
-                        cw += 1
+                if cpos != p:
+                    cw = _gather_rows(W0, syn0, ids[cpos], sub, ws, V, 0, slots, cw, dim)
             if cw == 0:
                 continue
             inv = np.float32(1.0) / np.float32(cw)
@@ -264,9 +255,7 @@ def train_part(
             if bad:
                 return loss_sum, n_examples, True, p, state
             loss_sum += ls
-            for cpos in range(lo, hi):
-                if cpos != p:
-                    _add_to_input(W0, syn0, ids[cpos], V, 1, sub, ws, dim)
+            _add_rows(W0, slots, 0, cw, V, 1, dim)
             n_examples += 1.0
     return loss_sum, n_examples, False, p_end, state
 
@@ -308,7 +297,8 @@ def train_part_shared(
     err = tmp[2]
     outg = tmp[3]
     outs = tmp[4]
-    ctx = tmp[6]
+    ctx = tmp[6]  # ctx[i]: first of context word i's working rows in ``slots``
+    slots = tmp[7]
     alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
     loss_sum = 0.0
     n_examples = 0.0
@@ -320,15 +310,16 @@ def train_part_shared(
         d, w, lo, hi, state = _centre(ids, offsets, d, p, window, True, state)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
         n_ctx = 0
+        ns = 0
         for cpos in range(lo, hi):
             if cpos == p:
                 continue
-            u = ids[cpos]
-            ctx[n_ctx] = u
-            _gather_input(W0, syn0, u, sub, ws, l1s, n_ctx, dim)
+            ctx[n_ctx] = ns
+            ns = _gather_input(W0, syn0, ids[cpos], sub, ws, l1s, n_ctx, slots, ns, dim)
             for k in range(dim):
                 err[n_ctx, k] = zero
             n_ctx += 1
+        ctx[n_ctx] = ns
         if n_ctx == 0:
             continue
         n_out, state = _draw_targets(w, negative, neg_prob, neg_alias, outs, state)
@@ -359,7 +350,7 @@ def train_part_shared(
             for k in range(dim):
                 W1[o, k] += outg[j, k]
         for i in range(n_ctx):
-            _add_to_input(W0, syn0, ctx[i], err, i, sub, ws, dim)
+            _add_rows(W0, slots, ctx[i], ctx[i + 1], err, i, dim)
         n_examples += n_ctx
     return loss_sum, n_examples, False, p_end, state
 
@@ -413,6 +404,7 @@ def train_part_cbow_shared(
     outs = tmp[4]  # their working rows
     alphas = tmp[5]  # learning rate of centre i
     info = tmp[6]  # 4 i .. 4 i + 3: centre position, window lo, hi, centre word
+    slots = tmp[7]  # working rows of the batch's context words, in window order
     alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
     loss_sum = 0.0
     n_examples = 0.0
@@ -424,36 +416,26 @@ def train_part_cbow_shared(
             if _buffers_full(ws, need):
                 return loss_sum, n_examples, False, p, state
         nb = 0
+        n_slots = 0
         while nb < CBOW_BATCH and p < p_end:
             d, w, lo, hi, state = _centre(ids, offsets, d, p, window, True, state)
             for k in range(dim):
                 l1s[nb, k] = zero
-            cw = 0
+            first = n_slots
             for cpos in range(lo, hi):
-                if cpos == p:
-                    continue
-                u = ids[cpos]
-                if sub is None:
-                    r = _in_slot(syn0, u, ws)
-                    for k in range(dim):
-                        l1s[nb, k] += W0[r, k]
-                    cw += 1
-                else:
-                    indptr, indices = sub
-                    for q in range(indptr[u], indptr[u + 1]):
-                        r = _in_slot(syn0, indices[q], ws)
-                        for k in range(dim):
-                            l1s[nb, k] += W0[r, k]
-                        cw += 1
+                if cpos != p:
+                    n_slots = _gather_rows(
+                        W0, syn0, ids[cpos], sub, ws, l1s, nb, slots, n_slots, dim
+                    )
+            cw = n_slots - first
             if cw > 0:
                 inv = one / np.float32(cw)
                 for k in range(dim):
                     l1s[nb, k] *= inv
                     err[nb, k] = zero
                 alphas[nb] = alpha0 + alpha_step * np.float32(p - part_start)
-                info[4 * nb] = p
-                info[4 * nb + 1] = lo
-                info[4 * nb + 2] = hi
+                info[4 * nb + 1] = first
+                info[4 * nb + 2] = n_slots
                 info[4 * nb + 3] = w
                 nb += 1
             p += 1
@@ -508,11 +490,10 @@ def train_part_cbow_shared(
             o = outs[j]
             for k in range(dim):
                 W1[o, k] += outg[j, k]
+        # each context row gets its centre's gradient in full, at the working row the
+        # gather looked up (no second lookup)
         for i in range(nb):
-            pc = info[4 * i]
-            for cpos in range(info[4 * i + 1], info[4 * i + 2]):
-                if cpos != pc:
-                    _add_to_input(W0, syn0, ids[cpos], err, i, sub, ws, dim)
+            _add_rows(W0, slots, info[4 * i + 1], info[4 * i + 2], err, i, dim)
         n_examples += nb
     return loss_sum, n_examples, False, p_end, state
 
@@ -555,6 +536,7 @@ def train_part_bag(
     V = tmp[0]  # rows: 0 the centre's bag mean, 1 its summed gradient
     outs = tmp[4]
     ctx = tmp[6]
+    slots = tmp[7]  # working rows of the centre's bag
     alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
     loss_sum = 0.0
     n_examples = 0.0
@@ -573,7 +555,7 @@ def train_part_bag(
                 n_ctx += 1
         if n_ctx == 0:
             continue
-        _gather_input(W0, syn0, w, sub, ws, V, 0, dim)
+        n_bag = _gather_input(W0, syn0, w, sub, ws, V, 0, slots, 0, dim)
         for k in range(dim):
             V[1, k] = zero
         bad = False
@@ -589,7 +571,7 @@ def train_part_bag(
         bad |= b1
         if bad:
             return loss_sum, n_examples, True, p, state
-        _add_to_input(W0, syn0, w, V, 1, sub, ws, dim)
+        _add_rows(W0, slots, 0, n_bag, V, 1, dim)
         n_examples += n_ctx
     return loss_sum, n_examples, False, p_end, state
 

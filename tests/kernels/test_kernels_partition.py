@@ -60,3 +60,21 @@ def test_many_threads_keep_quality(bbc, sg):
     assert digests[4] == digests[8]  # both train four parts
     assert scores[8] >= scores[1] - 0.05, scores
     assert scores[1] > 0.15, scores  # the corpus teaches similarity at all
+
+
+def test_no_two_parts_share_a_cache_line():
+    """Every per-part scratch and workspace block ends with PART_PAD unused entries of at
+    least 128 bytes, so no two threads write the same cache line (or its prefetch pair):
+    the parts' slot counters once shared a line, written at every row access."""
+    from skembed.kernels._core import PART_PAD
+    from skembed.kernels._phases import _scratch, _workspaces
+
+    n_parts, dim = 3, 4
+    scratch = _scratch(n_parts, 10, 5, dim, 1)
+    w = _workspaces(n_parts, np.array([50, 40, 30]), np.array([20, 20, 20]), dim)
+    for a in (*scratch, *w):
+        unused = PART_PAD * int(np.prod(a.shape[2:], dtype=np.int64)) * a.itemsize
+        assert a.shape[0] == n_parts and a.shape[1] >= PART_PAD
+        assert unused >= 128
+    # the slot counters: PART_PAD int64 per part (count[m] for m < 3), one line each
+    assert w[9].shape == (n_parts, PART_PAD) and w[9].strides[0] >= 128

@@ -9,63 +9,12 @@
 
 Importing this package does not import numba; its modules do. It does drop numba's
 on-disk cache of these kernels when their source changed (:func:`_drop_stale_cache`).
-:func:`launch_threads` starts numba's thread pool with libgomp's passive wait policy.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import threading
 from pathlib import Path
-
-#: environment variables by which a user chooses libgomp's wait policy (then left alone)
-_WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
-_LAUNCH_LOCK = threading.Lock()
-_launched = False
-
-
-def launch_threads():
-    """Start numba's thread pool, its OpenMP threads sleeping when idle (``PASSIVE``).
-
-    The deterministic training of the word2vec family ends every phase at a barrier (one
-    parallel region per phase). libgomp's threads spin there before they sleep; on a
-    machine where another process shares the cores, a spinning thread takes the CPU from
-    its descheduled sibling, which the barrier waits for. Measured with
-    ``python benchmarks/bench_word2vec.py --corpora bbc --arch cbow --no-cold --no-eval``
-    (BBC News, 2 threads, 2-core AMD EPYC, a second CPU-bound process running, load
-    1.6-2.2), CBOW's ratio to gensim's words/s was x0.83 / x0.86 with spinning threads and
-    x1.41 / x1.21 with ``OMP_WAIT_POLICY=PASSIVE``; on the quiet machine the two were
-    within the run-to-run noise (skip-gram x1.80 / x1.82 vs x1.80 / x1.84).
-
-    So the first call sets ``OMP_WAIT_POLICY=PASSIVE`` while numba loads its OpenMP
-    runtime (libgomp reads it once, when it is loaded) and removes it again, so that no
-    other library (torch's own libgomp, child processes) sees it. Nothing is changed
-    when the user set ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT``, when numba's threading
-    layer is not OpenMP, or when the pool was already started. Idempotent and thread-safe.
-
-    Returns
-    -------
-    passive : bool
-        True if this call started the pool with the passive policy set.
-    """
-    global _launched
-    with _LAUNCH_LOCK:
-        if _launched:
-            return False
-        from numba.np.ufunc import parallel
-
-        ours = not any(name in os.environ for name in _WAIT_VARIABLES)
-        if ours:
-            os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
-        try:
-            parallel._launch_threads()
-        finally:
-            if ours:
-                os.environ.pop("OMP_WAIT_POLICY", None)
-        _launched = True
-        return ours
-
 
 _STAMP = "skembed-kernels-source.sha256"
 

@@ -33,6 +33,7 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from . import doc2vec as _d2v
+from . import launch_threads
 from . import word2vec as _w2v
 from ._phases import (
     _buffer_sizes,
@@ -45,6 +46,8 @@ from ._phases import (
     _scratch,
     _workspaces,
 )
+
+launch_threads()  # numba's pool, its idle threads spinning briefly (see launch_threads)
 
 #: ``variant`` of Word2Vec/FastText: :func:`skembed.kernels.word2vec.train_part`
 PER_EXAMPLE = 0

@@ -49,6 +49,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import launch_threads
 from ._core import (
     _FASTMATH,
     _S16,
@@ -71,6 +72,8 @@ from ._core import (
     _uniform,
     _working,
 )
+
+launch_threads()  # numba's pool, its idle threads spinning briefly (see launch_threads)
 
 __all__ = [
     "document_seed",

@@ -21,6 +21,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import launch_threads
+
+launch_threads()  # numba's pool, its idle threads spinning briefly (see launch_threads)
+
 # fast-math without "nnan"/"ninf", so that a diverging run still yields a NaN/inf loss
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 

@@ -283,6 +283,9 @@ def limit_threads(n_jobs, *, modules=()):
     old_numba = None
     if numba is not None:
         try:
+            from ..kernels import launch_threads
+
+            launch_threads()  # before numba's first pool use: a short spin when idle
             old_numba = numba.get_num_threads()
             numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
         except Exception:  # pragma: no cover - numba without a threading layer

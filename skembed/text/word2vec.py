@@ -128,12 +128,15 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         bit-identical vectors -- with threads that merge their updates in a
         fixed order every 8,192 centre words; ``True`` uses lock-free
         (Hogwild) threads as word2vec.c and gensim do, whose vectors vary
-        slightly from run to run. Measured on BBC News, 2 threads, load
-        average 1.3-1.5 on a 2-core machine, after the issue-21 kernels: the
-        lock-free threads train 1.4x faster in skip-gram (1.12M vs 0.80M
-        words/s) and 1.6x in CBOW (1.94M vs 1.20M) -- the merges wait for the
-        slower thread -- with the same WordSim-353 and SimLex-999 within
-        run-to-run noise; see ``docs/word2vec.md``.
+        slightly from run to run. Measured on BBC News, 2 threads, 2-core AMD
+        EPYC, with one buffer lookup per row (2026-11-25, evening; ratios of
+        lock-free to deterministic words/s over five quiet runs, load 0.7-1.7):
+        skip-gram 0.88-1.40x (the deterministic mode was faster in one run),
+        CBOW 1.18-1.45x, FastText skip-gram 1.58-1.75x; with a second
+        CPU-bound process running 1.34x, 1.43x and 2.05x -- every phase waits
+        for the slower thread, and each thread copies the rows it touches --
+        with the same WordSim-353 and SimLex-999 within run-to-run noise; see
+        ``docs/word2vec.md``.
     batch_size : int or None, default=None
         Examples per step of the torch engines; ignored by the numba engine.
         ``engine_="torch-batched"`` (measured 12.0M words/s skip-gram and

@@ -71,13 +71,16 @@ def launch_threads():
     with _LAUNCH_LOCK:
         if _launched:
             return False
-        from numba.np.ufunc import parallel
+        try:  # numba's own entry point (what its first parallel call runs)
+            from numba.np.ufunc.parallel import _launch_threads
+        except ImportError:  # pragma: no cover - another numba layout: any pool query starts it
+            from numba import get_num_threads as _launch_threads
 
         ours = not any(name in os.environ for name in _WAIT_VARIABLES)
         if ours:
             os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
         try:
-            parallel._launch_threads()
+            _launch_threads()
         finally:
             if ours:
                 os.environ.pop("GOMP_SPINCOUNT", None)

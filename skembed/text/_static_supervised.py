@@ -1,9 +1,11 @@
 """StaticEmbedder(supervised=True): the token table trained with a linear head on ``y``.
 
 model2vec's supervised recipe (``StaticModelForClassification``): the mean of
-a document's token vectors feeds a linear layer trained on the labels (cross
-entropy) or a standardised continuous target (squared error); the table's
-gradient is sparse, so it gets lazy Adam. A stratified validation split stops
+a document's token vectors, weighted by a learned scalar per token and
+normalised as the embedder's output is, feeds a linear layer trained on the
+labels (cross entropy) or a standardised continuous target (squared error);
+the table's gradient is sparse, so it gets lazy Adam. The weights are folded
+into the rows at the end, so ``transform``'s plain mean serves the result. A stratified validation split stops
 training when its loss stops improving, and the best epoch's table is kept.
 """
 
@@ -69,11 +71,13 @@ def train_on_target(est, state, texts, y, kind, classes):
     batch = min(max(len(train) // 30, 16), 256)  # model2vec's rule for its batch size
     with limit_threads(est.n_jobs), torch.random.fork_rng():
         torch.manual_seed(seed)
-        model = MeanBagLinear(torch.from_numpy(wv.vectors), 1 if regression else len(classes))
+        model = MeanBagLinear(
+            torch.from_numpy(wv.vectors), 1 if regression else len(classes), est.normalize
+        )
         # the table's gradient is sparse (the rows of a batch's tokens): lazy Adam on it
         optimizers = [
             torch.optim.SparseAdam([model.table], lr=est.learning_rate),
-            torch.optim.Adam(model.head.parameters(), lr=est.learning_rate),
+            torch.optim.Adam([model.weights, *model.head.parameters()], lr=est.learning_rate),
         ]
 
         def loss_of(out, rows):
@@ -128,7 +132,8 @@ def train_on_target(est, state, texts, y, kind, classes):
         finally:
             del est._head
     history = est.history_
-    trained = KeyedVectors(model.table.detach().numpy().astype(np.float32), list(wv.index_to_key))
+    table = model.folded_table().numpy().astype(np.float32)
+    trained = KeyedVectors(table, list(wv.index_to_key))
     trained.counts = wv.counts
     return {
         "wv_": trained,

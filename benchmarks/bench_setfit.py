@@ -45,7 +45,9 @@ def make_row(name, args):
     if name == "bert":
         from skembed.text import BertPooledEmbedder
 
-        return BertPooledEmbedder(max_length=256, truncation="truncate", normalize=True, **common)
+        return BertPooledEmbedder(
+            max_length=args.max_length, truncation="truncate", normalize=True, **common
+        )
     if name in ("static", "static_sup"):
         from skembed.text import StaticEmbedder
 
@@ -59,13 +61,22 @@ def make_row(name, args):
     if name == "setfit":
         from skembed.text import SetFitEmbedder
 
+        # the estimator's defaults unless an option sets a parameter
+        options = {
+            "n_pairs": args.n_pairs,
+            "epochs": args.epochs,
+            "loss": args.loss,
+            "learning_rate": args.learning_rate,
+            "batch_size": args.batch_size,
+            "mixed_precision": args.mixed_precision,
+        }
+        extra = {k: v for k, v in options.items() if v is not None}
         return SetFitEmbedder(
-            n_pairs=args.n_pairs,
-            learning_rate=args.learning_rate,
-            max_length=256,
+            max_length=args.max_length,
             truncation="truncate",
             normalize=True,
             random_state=0,
+            **extra,
             **common,
         )
     raise ValueError(name)
@@ -104,7 +115,8 @@ def evaluate(est, X, y, train, test):
     tr_s = time.perf_counter() - t0
     sparse = hasattr(Etr, "toarray")
     clf = downstream_classifier(sparse=sparse).fit(Etr, y[train])
-    return float(clf.score(Ete, y[test])), fit_s, len(test) / tr_s
+    tune_s = sum(r["seconds"] for r in getattr(est, "history_", []))
+    return float(clf.score(Ete, y[test])), fit_s, len(test) / tr_s, tune_s
 
 
 def main():
@@ -114,8 +126,14 @@ def main():
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--run-folds", type=int, default=None, help="run only the first k folds")
     p.add_argument("--rows", default=",".join(ROWS), help="comma-separated, or 'none'")
-    p.add_argument("--n-pairs", type=int, default=2000)
-    p.add_argument("--learning-rate", type=float, default=1e-4, help="SetFitEmbedder's")
+    # SetFitEmbedder's parameters (its defaults when not given)
+    p.add_argument("--n-pairs", type=int, default=None)
+    p.add_argument("--epochs", type=int, default=None)
+    p.add_argument("--loss", default=None)
+    p.add_argument("--learning-rate", type=float, default=None)
+    p.add_argument("--batch-size", type=int, default=None)
+    p.add_argument("--mixed-precision", default=None)
+    p.add_argument("--max-length", type=int, default=256, help="BERT's and SetFit's")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument(
         "--static-learning-rate", type=float, default=None, help="StaticEmbedder(supervised=True)'s"
@@ -123,7 +141,11 @@ def main():
     p.add_argument(
         "--static-epochs", type=int, default=None, help="StaticEmbedder(supervised=True)'s"
     )
-    p.add_argument("--curve", default="", help="n_pairs budgets for SetFit on fold 1")
+    p.add_argument(
+        "--curve",
+        default="",
+        help="SetFit budgets on fold 1: n_pairs or n_pairsxepochs, comma-separated",
+    )
     p.add_argument("--leakage", action="store_true")
     args = p.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -137,24 +159,36 @@ def main():
         f"{len(folds)} fold(s) run, threads={args.threads}, load average {os.getloadavg()}"
     )
     rows = [] if args.rows == "none" else args.rows.split(",")
-    print(f"{'row':<12}{'accuracy':>10}  {'folds':<40}{'fit s':>9}{'docs/s':>10}")
+    print(
+        f"{'row':<12}{'accuracy':>10}  {'folds':<40}{'fit_transform s':>16}{'docs/s':>10}"
+        f"{'training s':>12}"
+    )
     for name in rows:
         est = make_row(name, args)
         res = [evaluate(est, X, y, tr, te) for tr, te in folds]
         acc = [r[0] for r in res]
         print(
             f"{name:<12}{np.mean(acc):>10.4f}  {' '.join(f'{a:.4f}' for a in acc):<40}"
-            f"{np.mean([r[1] for r in res]):>9.1f}{np.mean([r[2] for r in res]):>10.0f}",
+            f"{np.mean([r[1] for r in res]):>16.1f}{np.mean([r[2] for r in res]):>10.0f}"
+            f"{np.mean([r[3] for r in res]):>12.1f}",
             flush=True,
         )
     if args.curve:
         tr, te = folds[0]
         print(f"SetFitEmbedder budget curve, fold 1 ({len(tr)} training rows)")
-        print(f"{'n_pairs':>8}{'accuracy':>10}{'fit min':>9}")
-        for budget in [int(b) for b in args.curve.split(",")]:
-            est = make_row("setfit", args).set_params(n_pairs=budget)
-            acc, fit_s, _ = evaluate(est, X, y, tr, te)
-            print(f"{budget:>8}{acc:>10.4f}{fit_s / 60:>9.2f}", flush=True)
+        print(
+            f"{'n_pairs':>8}{'epochs':>8}{'accuracy':>10}{'fit_transform min':>19}{'training min':>14}"
+        )
+        for point in args.curve.split(","):
+            budget, _, epochs = point.partition("x")
+            est = make_row("setfit", args).set_params(n_pairs=int(budget))
+            if epochs:
+                est.set_params(epochs=int(epochs))
+            acc, fit_s, _, tune_s = evaluate(est, X, y, tr, te)
+            print(
+                f"{int(budget):>8}{est.epochs:>8}{acc:>10.4f}{fit_s / 60:>19.2f}{tune_s / 60:>14.2f}",
+                flush=True,
+            )
     if args.leakage:
         tr, te = folds[0]
         print(
@@ -162,7 +196,7 @@ def main():
         )
         for cv in (None, 3):
             est = make_row("setfit", args).set_params(cv=cv)
-            acc, fit_s, _ = evaluate(est, X, y, tr, te)
+            acc, fit_s, _, _ = evaluate(est, X, y, tr, te)
             print(f"  cv={cv}: held-out accuracy {acc:.4f}, fit_transform {fit_s / 60:.2f} min")
     print(f"load average at the end {os.getloadavg()}")
 

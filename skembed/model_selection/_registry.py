@@ -126,7 +126,7 @@ EMBEDDERS = {
         "text",
         "skembed.text.setfit:SetFitEmbedder",
         {"max_length": 256, "truncation": "truncate", "normalize": True},
-        {"n_pairs": [2000]},
+        {"n_pairs": [3200]},
         "all-MiniLM-L6-v2 fine-tuned on pairs from the labels (SetFit, contrastive)",
         requires=("torch", "transformers"),
         needs_y=True,

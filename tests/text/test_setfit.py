@@ -96,7 +96,7 @@ def test_in_batch_negatives_loss_by_hand():
 
 # ----------------------------------------------------------------------------- pair sampling
 def test_pairs_follow_the_labels(tiny_dir):
-    est = make(tiny_dir, n_pairs=1001)
+    est = make(tiny_dir, loss="cosine", n_pairs=1001)
     y = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
     est.target_type_ = "multiclass"
     left, right, target = est._sample_pairs(y, np.random.RandomState(0))
@@ -117,6 +117,22 @@ def test_in_batch_pairs_are_all_positive(tiny_dir):
     y = np.array([0, 0, 1, 1, 1])
     left, right, target = est._sample_pairs(y, np.random.RandomState(0))
     assert (target == 1).all() and (y[left] == y[right]).all() and (left != right).all()
+
+
+def test_auto_loss_is_in_batch_negatives_for_classes_and_cosine_for_a_continuous_y(tiny_dir):
+    est = make(tiny_dir, n_pairs=40)  # loss="auto"
+    est.target_type_ = "binary"
+    y = np.array([0, 0, 1, 1, 1])
+    _, _, target = est._sample_pairs(y, np.random.RandomState(0))
+    assert (target == 1).all()  # positives only: the negatives are the batch's other positives
+    est.target_type_ = "continuous"
+    _, _, target = est._sample_pairs(
+        y.astype(float) + [0, 0.5, 0, 0.25, 0.5], np.random.RandomState(0)
+    )
+    assert ((target > 0) & (target < 1)).any()  # graded targets of the cosine loss
+    fitted = make(tiny_dir, n_pairs=16).fit(X, np.linspace(0, 1, len(X)))
+    assert fitted.loss_ == "cosine"
+    assert make(tiny_dir, n_pairs=16).fit(X, Y).loss_ == "in_batch_negatives"
 
 
 def test_regression_pairs_target_the_label_distance(tiny_dir):
@@ -324,3 +340,54 @@ def test_early_stopping_can_restore_the_best_epochs_weights(tiny_dir):
     losses = [r["loss"] for r in est.history_]
     assert losses[stop.best_epoch_ - 1] == min(losses)
     assert np.isfinite(est.transform(X)).all()
+
+
+# ----------------------------------------------------------------------------- speed paths
+def test_micro_batches_give_the_vectors_of_one_padded_batch(fitted):
+    # _pooled_train runs length-sorted micro-batches of 16 on the CPU; the encoder sees each
+    # sequence on its own, so the vectors (and their order) are those of one padded batch
+    import skembed.text.setfit as setfit_module
+
+    fitted = pickle.loads(pickle.dumps(fitted))
+    fitted.mixed_precision_ = "no"  # float32 passes: equal to rounding
+    ids = [list(x) for x in fitted._tokenize(list(X))]
+    ids = [x[: 3 + 2 * (i % 9)] for i, x in enumerate(ids * 2)]  # 48 sequences, 9 lengths
+    with torch.no_grad():
+        chunked = fitted._pooled_train(ids, "cpu").numpy()
+        size = setfit_module._CPU_MICRO_BATCH
+        setfit_module._CPU_MICRO_BATCH = len(ids)
+        try:
+            whole = fitted._pooled_train(ids, "cpu").numpy()
+        finally:
+            setfit_module._CPU_MICRO_BATCH = size
+        single = np.stack([fitted._pooled_train([x], "cpu").numpy()[0] for x in ids[:9]])
+    assert chunked.shape == (48, fitted._n_features_out)
+    np.testing.assert_allclose(chunked, whole, atol=1e-5)
+    np.testing.assert_allclose(chunked[:9], single, atol=1e-5)
+    assert np.abs(chunked[0] - chunked[1]).max() > 1e-3  # different lengths, different vectors
+
+
+@pytest.mark.parametrize(
+    "flags, expected", [((False, False), "no"), ((True, False), "bf16"), ((False, True), "bf16")]
+)
+def test_auto_mixed_precision_follows_the_cpus_bfloat16(monkeypatch, flags, expected):
+    from skembed.text.setfit import resolve_mixed_precision
+
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: flags[0], raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: flags[1], raising=False)
+    assert resolve_mixed_precision("auto", "cpu") == expected
+    assert resolve_mixed_precision("no", "cpu") == "no"
+    assert resolve_mixed_precision("bf16", "cpu") == "bf16"
+
+
+def test_bf16_fine_tuning_separates_and_is_reproducible(tiny_dir):
+    frozen = BertPooledEmbedder(model=tiny_dir, device="cpu", max_length=32, n_jobs=1).fit(X)
+    a = make(tiny_dir, learning_rate=1e-3, mixed_precision="bf16").fit(X, Y)
+    b = make(tiny_dir, learning_rate=1e-3, mixed_precision="bf16").fit(X, Y)
+    f32 = make(tiny_dir, learning_rate=1e-3, mixed_precision="no").fit(X, Y)
+    assert a.mixed_precision_ == "bf16" and f32.mixed_precision_ == "no"
+    assert a.weights_digest_ == b.weights_digest_  # same seed, same weights under autocast too
+    assert a.weights_digest_ != f32.weights_digest_  # the bfloat16 passes did run
+    assert cos_gap(a.transform(X), Y) > cos_gap(frozen.transform(X), Y) + 0.05
+    for name, p in a.model_.named_parameters():
+        assert p.dtype == torch.float32, name  # weights stay float32

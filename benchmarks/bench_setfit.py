@@ -12,13 +12,26 @@ seconds and transform documents/s (mean over folds); then optionally
 * ``--curve 250,500,1000``: SetFitEmbedder's budget curve on the first fold:
   ``n_pairs`` -> accuracy -> fit minutes;
 * ``--leakage``: held-out accuracy of a downstream model trained on plain
-  ``fit_transform`` embeddings vs cross-fitted ones (``cv=3``).
+  ``fit_transform`` embeddings vs cross-fitted ones (``cv=3``);
+* ``--train-speed``: fine-tuning throughput (sequences/s through forward
+  and backward, from ``history_``'s seconds) of ``mixed_precision="no"``
+  and ``"bf16"``, with and without the CPU's length-sorted micro-batches,
+  on fold 1's training rows (``--speed-pairs`` pairs, one epoch each);
+* ``--serving``: ``transform`` speed of the tuned encoder on each backend
+  (torch, onnx, openvino; float32, and int8 with ``--serving-int8``) beside
+  the frozen ``BertPooledEmbedder`` on the same backend, on fold 1's
+  held-out rows, and the cosine of each backend's float32 vectors to the
+  tuned torch vectors (the tuning is a short one, ``--serving-pairs``:
+  speed does not depend on how long the encoder was tuned). Each ratio
+  is the faster of two timings of each side, taken alternately.
 
 Examples::
 
     python benchmarks/bench_setfit.py --dataset tweets --n 4000 --folds 5 --run-folds 1
     python benchmarks/bench_setfit.py --rows setfit --curve 250,500,1000 --run-folds 1
     python benchmarks/bench_setfit.py --rows none --leakage --n 1600
+    python benchmarks/bench_setfit.py --rows none --serving
+    python benchmarks/bench_setfit.py --rows none --train-speed
 """
 
 from __future__ import annotations
@@ -119,6 +132,72 @@ def evaluate(est, X, y, train, test):
     return float(clf.score(Ete, y[test])), fit_s, len(test) / tr_s, tune_s
 
 
+def train_speed(args, X, y, train, test):
+    import skembed.text.setfit as setfit_module
+
+    Xtr = [X[i] for i in train]
+    size = setfit_module._CPU_MICRO_BATCH
+    print(
+        f"fine-tuning throughput, fold 1's training rows, {args.speed_pairs} pairs x 1 epoch, "
+        f"{args.threads} threads, max_length={args.max_length}"
+    )
+    print(f"{'mixed_precision':<17}{'micro-batches':<15}{'sequences/s':>12}{'ratio':>8}")
+    base = None
+    for chunked in (False, True):
+        for precision in ("no", "bf16"):
+            setfit_module._CPU_MICRO_BATCH = size if chunked else 1 << 30
+            est = make_row("setfit", args).set_params(
+                n_pairs=args.speed_pairs, epochs=1, mixed_precision=precision
+            )
+            try:
+                est.fit(Xtr, y[train])
+            finally:
+                setfit_module._CPU_MICRO_BATCH = size
+            rate = 2 * args.speed_pairs / est.history_[0]["seconds"]
+            base = base or rate
+            label = f"{size} sorted" if chunked else "whole batch"
+            print(f"{precision:<17}{label:<15}{rate:>12.1f}{rate / base:>8.2f}", flush=True)
+
+
+def serving(args, X, y, train, test):
+    Xtr, Xte = [X[i] for i in train], [X[i] for i in test]
+    short = {"n_pairs": args.serving_pairs, "epochs": 1}
+    reference = make_row("setfit", args).set_params(**short).fit(Xtr, y[train])
+    E_ref = reference.transform(Xte)
+    print(
+        f"serving, fold 1's {len(Xte)} held-out documents, max_length={args.max_length}, "
+        f"batch {reference.batch_size}, {args.threads} threads (tuned on {args.serving_pairs} pairs)"
+    )
+    print(
+        f"{'backend':<16}{'tuned docs/s':>14}{'frozen docs/s':>15}{'ratio':>8}"
+        f"{'cos mean':>10}{'cos min':>9}"
+    )
+    variants = [("torch", None), ("onnx", None), ("openvino", None)]
+    if args.serving_int8:
+        variants += [("torch", "int8"), ("onnx", "int8"), ("openvino", "int8")]
+    for backend, quantize in variants:
+        params = {"backend": backend, "quantize": quantize}
+        # the same seed tunes the same weights on the CPU whatever the backend; fit exports them
+        tuned = make_row("setfit", args).set_params(**short, **params).fit(Xtr, y[train])
+        frozen = make_row("bert", args).set_params(**params).fit(Xtr[:8])
+        tuned.transform(Xte[:64]), frozen.transform(Xte[:64])  # warm both
+        times = {"tuned": [], "frozen": []}
+        for _ in range(2):  # alternate the two sides; keep each side's faster timing
+            for key, est in (("tuned", tuned), ("frozen", frozen)):
+                t0 = time.perf_counter()
+                out = est.transform(Xte)
+                times[key].append(time.perf_counter() - t0)
+                if key == "tuned":
+                    E = out
+        cos = np.sum(E * E_ref, 1) / np.linalg.norm(E, axis=1) / np.linalg.norm(E_ref, axis=1)
+        ra, rb = len(Xte) / min(times["tuned"]), len(Xte) / min(times["frozen"])
+        name = f"{backend} {quantize or 'fp32'}"
+        print(
+            f"{name:<16}{ra:>14.1f}{rb:>15.1f}{ra / rb:>8.3f}{cos.mean():>10.6f}{cos.min():>9.6f}",
+            flush=True,
+        )
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dataset", choices=("tweets", "bbc"), default="tweets")
@@ -147,6 +226,11 @@ def main():
         help="SetFit budgets on fold 1: n_pairs or n_pairsxepochs, comma-separated",
     )
     p.add_argument("--leakage", action="store_true")
+    p.add_argument("--train-speed", action="store_true")
+    p.add_argument("--speed-pairs", type=int, default=640)
+    p.add_argument("--serving", action="store_true")
+    p.add_argument("--serving-pairs", type=int, default=256)
+    p.add_argument("--serving-int8", action="store_true")
     args = p.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sklearn.model_selection import StratifiedKFold
@@ -198,6 +282,10 @@ def main():
             est = make_row("setfit", args).set_params(cv=cv)
             acc, fit_s, _, _ = evaluate(est, X, y, tr, te)
             print(f"  cv={cv}: held-out accuracy {acc:.4f}, fit_transform {fit_s / 60:.2f} min")
+    if args.train_speed:
+        train_speed(args, X, y, *folds[0])
+    if args.serving:
+        serving(args, X, y, *folds[0])
     print(f"load average at the end {os.getloadavg()}")
 
 

@@ -14,7 +14,8 @@ seconds and transform documents/s (mean over folds); then optionally
 * ``--leakage``: held-out accuracy of a downstream model trained on plain
   ``fit_transform`` embeddings vs cross-fitted ones (``cv=3``);
 * ``--train-speed``: fine-tuning throughput (sequences/s through forward
-  and backward, from ``history_``'s seconds) of ``mixed_precision="no"``
+  and backward, counted as two per pair although a document repeated in a
+  step is embedded once; from ``history_``'s seconds) of ``mixed_precision="no"``
   and ``"bf16"``, with and without the CPU's length-sorted micro-batches,
   on fold 1's training rows (``--speed-pairs`` pairs, one epoch each);
 * ``--serving``: ``transform`` speed of the tuned encoder on each backend

@@ -368,7 +368,7 @@ class SetFitEmbedder(BertPooledEmbedder):
         self._setup(work)  # layers_, max_length_, special tokens, padding id
         self.target_type_, self.classes_ = kind, classes
         self.loss_ = self._resolve_loss(kind)
-        self.mixed_precision_ = resolve_mixed_precision(self.mixed_precision, device)
+        self.mixed_precision_ = _resolve_mixed_precision(self.mixed_precision, device)
         seed = seed_from_random_state(self.random_state)
         rng = np.random.RandomState(seed)
         pairs = self._sample_pairs(y, rng)
@@ -490,8 +490,8 @@ class SetFitEmbedder(BertPooledEmbedder):
         micro-batches of ``_CPU_MICRO_BATCH``, each padded to its own
         longest sequence: the encoder treats every sequence on its own, so
         the vectors are those of one padded batch (to rounding), and tweets
-        of 30 word pieces are no longer padded to the batch's 60 (1.4 times
-        the training throughput, ``docs/setfit.md``). The gradients of all
+        of 30 word pieces are no longer padded to the batch's 60 (1.58 times
+        the float32 training throughput on tweets, ``docs/setfit.md``). The gradients of all
         micro-batches meet in the one loss of the step.
         """
         import torch
@@ -630,7 +630,7 @@ class SetFitEmbedder(BertPooledEmbedder):
         return state
 
 
-def resolve_mixed_precision(mixed_precision, device):
+def _resolve_mixed_precision(mixed_precision, device):
     """``"bf16"`` or ``"no"``: the ``mixed_precision`` parameter on ``device``.
 
     ``"auto"`` is ``"bf16"`` on a CUDA device that supports bfloat16 and on a

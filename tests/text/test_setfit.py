@@ -371,13 +371,13 @@ def test_micro_batches_give_the_vectors_of_one_padded_batch(fitted):
     "flags, expected", [((False, False), "no"), ((True, False), "bf16"), ((False, True), "bf16")]
 )
 def test_auto_mixed_precision_follows_the_cpus_bfloat16(monkeypatch, flags, expected):
-    from skembed.text.setfit import resolve_mixed_precision
+    from skembed.text.setfit import _resolve_mixed_precision
 
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: flags[0], raising=False)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: flags[1], raising=False)
-    assert resolve_mixed_precision("auto", "cpu") == expected
-    assert resolve_mixed_precision("no", "cpu") == "no"
-    assert resolve_mixed_precision("bf16", "cpu") == "bf16"
+    assert _resolve_mixed_precision("auto", "cpu") == expected
+    assert _resolve_mixed_precision("no", "cpu") == "no"
+    assert _resolve_mixed_precision("bf16", "cpu") == "bf16"
 
 
 def test_bf16_fine_tuning_separates_and_is_reproducible(tiny_dir):

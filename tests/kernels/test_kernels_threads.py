@@ -41,7 +41,7 @@ def _run(extra_env):
     return spins, env_after
 
 
-def test_pool_sleeps_when_idle_and_the_environment_is_restored():
+def test_pool_spins_briefly_when_idle_and_the_environment_is_restored():
     spins, env_after = _run({})
     assert str(SPIN_COUNT) in spins  # numba's libgomp
     assert env_after == "None"  # nobody else (torch's libgomp, children) sees the variable

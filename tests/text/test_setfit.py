@@ -343,7 +343,7 @@ def test_early_stopping_can_restore_the_best_epochs_weights(tiny_dir):
 
 
 # ----------------------------------------------------------------------------- speed paths
-def test_micro_batches_give_the_vectors_of_one_padded_batch(fitted):
+def test_micro_batches_give_the_vectors_of_one_padded_batch(fitted, monkeypatch):
     # _pooled_train runs length-sorted micro-batches of 16 on the CPU; the encoder sees each
     # sequence on its own, so the vectors (and their order) are those of one padded batch
     import skembed.text.setfit as setfit_module
@@ -354,12 +354,9 @@ def test_micro_batches_give_the_vectors_of_one_padded_batch(fitted):
     ids = [x[: 3 + 2 * (i % 9)] for i, x in enumerate(ids * 2)]  # 48 sequences, 9 lengths
     with torch.no_grad():
         chunked = fitted._pooled_train(ids, "cpu").numpy()
-        size = setfit_module._CPU_MICRO_BATCH
-        setfit_module._CPU_MICRO_BATCH = len(ids)
-        try:
-            whole = fitted._pooled_train(ids, "cpu").numpy()
-        finally:
-            setfit_module._CPU_MICRO_BATCH = size
+        monkeypatch.setattr(setfit_module, "_CPU_MICRO_BATCH", len(ids))
+        whole = fitted._pooled_train(ids, "cpu").numpy()
+        monkeypatch.undo()
         single = np.stack([fitted._pooled_train([x], "cpu").numpy()[0] for x in ids[:9]])
     assert chunked.shape == (48, fitted._n_features_out)
     np.testing.assert_allclose(chunked, whole, atol=1e-5)

@@ -133,20 +133,18 @@ class Word2VecFamilyMixin:
         remap : numpy.ndarray of shape (n_provisional,), int32
             Vocabulary id of each id of the encoding (-1: dropped).
         """
-        from ._analyzer import build_vocabulary
+        from ._analyzer import vocabulary_order
 
         if self._warm():
             n = len(self.wv_)
             return self.wv_.index_to_key, self.wv_.counts, np.arange(n, dtype=np.int32)
-        index_to_key, counts = build_vocabulary(
-            dict(zip(corpus.keys, corpus.counts.tolist(), strict=True)),
-            self.min_count,
-            self.max_vocab_size,
-        )
-        pos = {w: i for i, w in enumerate(corpus.keys)}
-        remap = np.full(len(corpus.keys), -1, dtype=np.int32)
-        where = np.fromiter((pos[w] for w in index_to_key), np.int64, len(index_to_key))
-        remap[where] = np.arange(len(index_to_key), dtype=np.int32)
+        order = vocabulary_order(corpus.counts, self.min_count, self.max_vocab_size)
+        keys = corpus.keys
+        index_to_key = [keys[i] for i in order]
+        counts = corpus.counts[order]
+        remap = np.full(len(keys), -1, dtype=np.int32)
+        remap[order] = np.arange(order.size, dtype=np.int32)
+        corpus.keys = None  # training reads ids and the remap: drop the other provisional words
         return index_to_key, counts, remap
 
     def _init_input_matrix(self, n_rows, rng):

@@ -113,7 +113,8 @@ class EncodedCorpus:
         ``key_to_index``): no window reaches further, so the estimators clip
         ``window`` to it (:func:`effective_window`).
     keys : list of str or None
-        The word of each provisional id (``None`` with ``key_to_index``).
+        The word of each provisional id (``None`` with ``key_to_index``, and once the
+        estimator has chosen its vocabulary: training needs only the ids and a remap).
     counts : numpy.ndarray of shape (len(keys),), int64, or None
     """
 

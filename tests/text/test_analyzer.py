@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import CountVectorizer
 
-from skembed.text._analyzer import build_analyzer, build_vocabulary, count_words, encode
+from skembed.text._analyzer import (
+    build_analyzer,
+    build_vocabulary,
+    count_words,
+    encode,
+    vocabulary_order,
+)
 from skembed.text.corpus import LineCorpus
 
 
@@ -38,6 +44,32 @@ def test_build_vocabulary_order_and_min_count():
         build_vocabulary(counts, min_count=5)
     with pytest.raises(ValueError, match="no tokens"):
         build_vocabulary(count_words([[], []]))
+
+
+def test_vocabulary_order_is_build_vocabulary_on_first_seen_counts():
+    # provisional ids 0..5 in first-seen order; ties (3, 3 and 1, 1) keep that order
+    counts = [1, 3, 7, 3, 1, 0]
+    np.testing.assert_array_equal(vocabulary_order(counts), [2, 1, 3, 0, 4])
+    np.testing.assert_array_equal(vocabulary_order(counts, min_count=3), [2, 1, 3])
+    np.testing.assert_array_equal(vocabulary_order(counts, max_vocab_size=2), [2, 1])
+    words = {w: c for w, c in zip("uvwxyz", counts, strict=True)}
+    assert build_vocabulary(words)[0] == ["w", "v", "x", "u", "y"]
+    with pytest.raises(ValueError, match="empty after min_count=8: .* occurs 7 time"):
+        vocabulary_order(counts, min_count=8)
+    with pytest.raises(ValueError, match="no tokens"):
+        vocabulary_order(np.zeros(0, np.int64))
+
+
+def test_word2vec_vocabulary_releases_the_provisional_words():
+    from skembed.text._word2vec_training import EncodedCorpus
+    from skembed.text.word2vec import Word2VecTransformer
+
+    corpus = EncodedCorpus([["b", "a", "b", "c"], ["a", "b", "d", "a"]], build_analyzer())
+    index_to_key, counts, remap = Word2VecTransformer(min_count=2)._vocabulary(corpus)
+    assert index_to_key == ["b", "a"]  # 3 and 3: first seen first
+    np.testing.assert_array_equal(counts, [3, 3])
+    np.testing.assert_array_equal(remap, [0, 1, -1, -1])  # provisional b, a, c, d
+    assert corpus.keys is None  # training needs only the ids and the remap
 
 
 def test_encode_drops_unknown_and_keeps_offsets():

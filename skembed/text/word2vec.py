@@ -129,11 +129,11 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         fixed order every 8,192 centre words; ``True`` uses lock-free
         (Hogwild) threads as word2vec.c and gensim do, whose vectors vary
         slightly from run to run. Measured on BBC News, 2 threads, 2-core AMD
-        EPYC, with one buffer lookup per row (2026-11-25, evening; ratios of
-        lock-free to deterministic words/s over five quiet runs, load 0.7-1.7):
-        skip-gram 0.88-1.40x (the deterministic mode was faster in one run),
-        CBOW 1.18-1.45x, FastText skip-gram 1.58-1.75x; with a second
-        CPU-bound process running 1.34x, 1.43x and 2.05x -- every phase waits
+        EPYC, after the score-first blocks (2026-11-25, night; ratios of
+        lock-free to deterministic words/s, ``bench_word2vec.py``): skip-gram
+        1.50x and 1.27x in two quiet runs, 1.48x with a second CPU-bound
+        process running; CBOW 1.60x, 1.45x and 1.50x; FastText skip-gram
+        1.58-1.75x quiet and 2.05x under load (evening) -- every phase waits
         for the slower thread, and each thread copies the rows it touches --
         with the same WordSim-353 and SimLex-999 within run-to-run noise; see
         ``docs/word2vec.md``.

@@ -410,3 +410,30 @@ def test_cbow_shared_batch_matches_numpy_reference():
     assert stats[0, 1] == n_centres == 11
     assert stats[0, 0] == pytest.approx(loss, rel=1e-5)
     assert stats[0, 2] == 0
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7])
+def test_block_scores_and_gradients_equal_numpy(n):
+    # the score-first helpers of the shared-negative kernels: blocks of 4, 2 and 1 rows
+    from skembed.kernels._core import _block_scores, _input_gradient, _output_gradient
+
+    rng = np.random.default_rng(n)
+    dim, n_out = 21, 5
+    L = rng.standard_normal((n, dim)).astype(np.float32)
+    W1 = rng.standard_normal((9, dim)).astype(np.float32)
+    outs = np.array([3, 0, 8, 3, 5], dtype=np.int64)  # a row may repeat
+    sc = np.zeros((n_out, n), np.float32)
+    for j in range(n_out):
+        _block_scores(W1, outs[j], L, n, sc, j, dim)
+    np.testing.assert_allclose(sc, W1[outs] @ L.T, rtol=1e-5, atol=1e-5)
+    g = rng.standard_normal((n_out, n)).astype(np.float32)
+    err = rng.standard_normal((n, dim)).astype(np.float32)
+    expected = err.copy()
+    for i in range(n):
+        expected[i] += g[1:, i] @ W1[outs[1:]]  # output rows 1..4 (two pairs), as CBOW's noise
+        _input_gradient(err, i, W1, outs, g, 1, n_out, dim)
+    np.testing.assert_allclose(err, expected, rtol=1e-5, atol=1e-5)
+    outg = np.full((n_out, dim), 99.0, np.float32)  # overwritten, not added to
+    for j in range(n_out):
+        _output_gradient(outg, j, L, g, n, dim)
+    np.testing.assert_allclose(outg, g @ L, rtol=1e-5, atol=1e-5)

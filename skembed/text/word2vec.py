@@ -131,8 +131,9 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         slightly from run to run. Measured on BBC News, 2 threads, 2-core AMD
         EPYC, after the score-first blocks (2026-11-25, night; ratios of
         lock-free to deterministic words/s, ``bench_word2vec.py``): skip-gram
-        1.50x and 1.27x in two quiet runs, 1.48x with a second CPU-bound
-        process running; CBOW 1.60x, 1.45x and 1.50x; FastText skip-gram
+        1.50x and 1.27x in two quiet runs, 1.46-1.54x in three with a second
+        CPU-bound process running; CBOW 1.60x and 1.45x, 1.50-1.83x under
+        load; FastText skip-gram
         1.58-1.75x quiet and 2.05x under load (evening) -- every phase waits
         for the slower thread, and each thread copies the rows it touches --
         with the same WordSim-353 and SimLex-999 within run-to-run noise; see

@@ -193,16 +193,14 @@ def vocabulary_order(counts, min_count: int = 1, max_vocab_size=None):
 
 
 def build_vocabulary(counts: Counter, min_count: int = 1, max_vocab_size=None):
-    """Select and order the vocabulary from word counts.
+    """Select and order the vocabulary from word counts (by :func:`vocabulary_order`).
 
     Parameters
     ----------
     counts : collections.Counter
-        Word → corpus count.
-    min_count : int, default=1
-        Words seen fewer times are dropped.
-    max_vocab_size : int or None, default=None
-        Keep at most this many words (the most frequent) after ``min_count``.
+        Word → corpus count, in first-seen order.
+    min_count, max_vocab_size
+        As in :func:`vocabulary_order`.
 
     Returns
     -------

@@ -68,8 +68,9 @@ class SetFitEmbedder(BertPooledEmbedder):
         0.744; ``docs/setfit.md``). ``"cosine"``: SetFit's
         ``CosineSimilarityLoss``, the squared error between a pair's cosine
         similarity and its target (1 same class, 0 different classes; for a
-        continuous ``y``, ``1 - |y_i - y_j| / (max(y) - min(y))``). ``"in_batch_negatives"``: pairs of one class
-        only, each anchor scored against every positive of its batch
+        continuous ``y``, ``1 - |y_i - y_j| / (max(y) - min(y))``).
+        ``"in_batch_negatives"``: pairs of one class only, each anchor
+        scored against every positive of its batch
         (``MultipleNegativesRankingLoss``, scale 20), the positives of its own
         class masked out; classification only.
     n_pairs : int, default=3200

@@ -7,6 +7,7 @@ import html
 import io
 import json
 import os
+import textwrap
 
 import numpy as np
 
@@ -53,7 +54,8 @@ def chart_png(results, title=""):
     scoring = board["scoring"].iloc[0] if len(board) else ""
     model = "ridge" if results.attrs.get("task") == "regression" else "LR"
     ax.set_xlabel(f"cross-validated {scoring} (downstream: scaler + {model}, searched)")
-    ax.set_title(title, fontsize=10)
+    # wrapped: a data set's long description ran past the 7-inch figure and was cut off
+    ax.set_title("\n".join(textwrap.wrap(title, 80)), fontsize=10)
     for y, m in enumerate(means):  # inside the bar, clear of the error bar
         ax.text(lo + 0.003, y, f"{m:.3f}", va="center", fontsize=8, color="white")
     fig.tight_layout()

@@ -229,6 +229,26 @@ def test_html_page_is_self_contained():
     assert "http://" not in page and "https://" not in page and "<script" not in page
 
 
+def test_a_long_chart_title_stays_inside_the_figure(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from skembed.model_selection._outputs import chart_png
+
+    frame, label = mixed_table(60)
+    results = ms.compare_embedders(frame, label, ["none"], cv=2)
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)  # keep the figure to measure it
+    title = (  # the loans chart's title was cut off at "5-fold C"; a CSV's name can be longer
+        "skembed compare — customer_reviews_2026.csv: 10000 rows, regression on "
+        "interest_rate, 5-fold CV"
+    )
+    assert chart_png(results, title).startswith(b"\x89PNG")
+    fig = figures[0]
+    box = fig.axes[0].title.get_window_extent(fig.canvas.get_renderer())
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width
+    assert fig.axes[0].get_title().replace("\n", " ") == title
+
+
 def test_ridge_path_on_sparse_input_equals_scikit_learn_ridge():
     import scipy.sparse as sp
 

@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from . import DEFAULT_PARTS, MAX_DETERMINISTIC_PARTS
 from ._core import BUFFER_FLOATS, CBOW_BATCH, PART_PAD, _seed_state
 
 
@@ -236,14 +237,18 @@ def _merge_matrix(mat, slot, rows, buf, count, m, n_parts):
                 slot[q, r] = -1
 
 
-#: most parts the deterministic mode splits a chunk into, whatever the thread count
-MAX_DETERMINISTIC_PARTS = 4
 #: longest phase (centre tokens per part) once more than two parts train at a time
 _LONG_PHASE = 8192
 
 
-def deterministic_partition(n_threads, sync_tokens):
-    """Parts and phase length of the deterministic mode for ``n_threads`` threads.
+def training_partition(n_threads, sync_tokens, n_parts=DEFAULT_PARTS):
+    """Parts and phase length of one fit of the numba engines.
+
+    Deterministic training (``sync_tokens > 0``) splits each chunk into ``n_parts``
+    parts, whatever the thread count: the threads execute the parts (one thread runs
+    several in turn, threads beyond ``n_parts`` stay idle), and each part writes only
+    its own buffers until the merge, so the vectors are a function of the data,
+    ``random_state`` and ``n_parts`` alone -- the same for ``n_jobs`` 1, 2 or 64.
 
     A merge adds every part's change to a row (:func:`_merge_phase`); a frequent row that
     each part moved to about the same place within a phase therefore moves ``n_parts``
@@ -256,23 +261,40 @@ def deterministic_partition(n_threads, sync_tokens):
     CBOW WordSim-353 0.35, PV-DM 0.93), and at most :data:`MAX_DETERMINISTIC_PARTS` parts
     train at once (8 parts stayed unstable down to 512 tokens per phase).
 
+    Lock-free training (``sync_tokens == 0``) gives each thread one slice.
+
     Parameters
     ----------
     n_threads : int
-        Threads the caller may use (``>= 1``).
+        Threads the caller may use (``>= 1``); sets the parts of lock-free training only.
     sync_tokens : int
         The estimator's phase length (centre tokens per part and phase; 0: lock-free).
+    n_parts : int, default=DEFAULT_PARTS
+        The estimator's ``n_parts``, 1 to :data:`MAX_DETERMINISTIC_PARTS`.
 
     Returns
     -------
     n_parts : int
-        ``n_threads`` for lock-free training or up to two threads (unchanged: the same
-        vectors as before this rule), else ``min(n_threads, MAX_DETERMINISTIC_PARTS)``.
+        ``n_threads`` for lock-free training, else ``n_parts``.
     sync_tokens : int
-        The phase length to use (``sync_tokens`` itself for up to two parts).
+        The phase length to use: ``sync_tokens`` itself for lock-free training and up to
+        two parts, shorter above.
+
+    Raises
+    ------
+    ValueError
+        If deterministic training asks for ``n_parts`` outside 1 to
+        :data:`MAX_DETERMINISTIC_PARTS`.
     """
-    n_threads = max(int(n_threads), 1)
-    if sync_tokens <= 0 or n_threads <= 2:
-        return n_threads, int(sync_tokens)
-    n_parts = min(n_threads, MAX_DETERMINISTIC_PARTS)
+    if sync_tokens <= 0:
+        return max(int(n_threads), 1), 0
+    n_parts = int(n_parts)
+    if not 1 <= n_parts <= MAX_DETERMINISTIC_PARTS:
+        raise ValueError(
+            f"n_parts={n_parts}: deterministic training splits each chunk into 1 to "
+            f"{MAX_DETERMINISTIC_PARTS} parts (more parts that add their changes at each merge "
+            "diverge); use n_parts=2, the default, or lock_free=True to use every thread."
+        )
+    if n_parts <= 2:
+        return n_parts, int(sync_tokens)
     return n_parts, max(1, min(int(sync_tokens), _LONG_PHASE) * 4 // (n_parts * n_parts))

@@ -55,18 +55,19 @@ class NumbaEngine:
     config : KernelConfig
     n_threads : int
         Threads available. Lock-free training splits each chunk into this many
-        slices; deterministic training into
-        :func:`skembed.kernels._phases.deterministic_partition`'s parts (at most
-        4, with shorter phases above 2 parts: more parts that merge by adding
-        their changes make training diverge).
+        slices.
+    n_parts : int, default=2
+        Parts of each chunk in deterministic training, whatever ``n_threads``
+        (the threads execute them), with shorter phases above 2 parts
+        (:func:`skembed.kernels._phases.training_partition`): the result
+        depends on them, not on the thread count or timing.
     """
 
-    def __init__(self, syn0, syn1neg, syn1, config, n_threads):
-        from ..kernels._phases import deterministic_partition
+    def __init__(self, syn0, syn1neg, syn1, config, n_threads, n_parts=2):
+        from ..kernels._phases import training_partition
 
         self.syn0, self.syn1neg, self.syn1 = syn0, syn1neg, syn1
-        # parts trained in parallel per chunk (the result depends on them, not on timing)
-        self.n_parts, sync_tokens = deterministic_partition(n_threads, config.sync_tokens)
+        self.n_parts, sync_tokens = training_partition(n_threads, config.sync_tokens, n_parts)
         self.config = config._replace(sync_tokens=sync_tokens)
 
     def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
@@ -250,13 +251,15 @@ class Doc2VecEngine(NumbaEngine):
         Output layers, trained in place.
     config : KernelConfig
     n_threads : int
-        Threads available (:class:`NumbaEngine`); the result depends on the
-        parts it gives, not on timing.
+        Threads available (:class:`NumbaEngine`).
+    n_parts : int, default=2
+        Parts of each chunk (:class:`NumbaEngine`); the result depends on
+        them, not on the thread count or timing.
     dm, dbow_words : bool
     """
 
-    def __init__(self, syn0, syn1neg, syn1, config, n_threads, *, dm, dbow_words):
-        super().__init__(syn0, syn1neg, syn1, config, n_threads)
+    def __init__(self, syn0, syn1neg, syn1, config, n_threads, n_parts=2, *, dm, dbow_words):
+        super().__init__(syn0, syn1neg, syn1, config, n_threads, n_parts)
         self.dm, self.dbow_words = bool(dm), bool(dbow_words)
 
     def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed, doc_rows):

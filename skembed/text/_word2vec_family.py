@@ -30,6 +30,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from ..kernels import MAX_DETERMINISTIC_PARTS
 from ..utils._compute import THREAD_PARAMETER_CONSTRAINTS, limit_threads
 from ._engines import NumbaEngine, SgnsEngine, TorchEngine
 from ._word2vec_training import MAX_WINDOW, EncodedCorpus, kernel_config, train_epochs
@@ -51,6 +52,7 @@ FAMILY_PARAMETER_CONSTRAINTS = {
     "min_alpha": [Interval(Real, 0, None, closed="left")],
     "epochs": [Interval(Integral, 1, None, closed="left")],
     **THREAD_PARAMETER_CONSTRAINTS,
+    "n_parts": [Interval(Integral, 1, MAX_DETERMINISTIC_PARTS, closed="both")],
     "callbacks": [list, tuple, None],
     "verbose": ["verbose"],
 }
@@ -218,8 +220,9 @@ class Word2VecFamilyMixin:
         seed : int
             Seeds the torch engines' generators.
         n_threads : int
-            Threads the numba engines may use; they train
-            :func:`~skembed.kernels._phases.deterministic_partition`'s parts.
+            Threads the numba engines may use; deterministic training runs
+            ``n_parts`` parts on them
+            (:func:`~skembed.kernels._phases.training_partition`).
         """
         name = self._engine_name()
         if name == "torch":
@@ -228,7 +231,9 @@ class Word2VecFamilyMixin:
             )
         if name == "torch-batched":
             return SgnsEngine(syn0, syn1neg, syn1, config, self.device_, self.batch_size, seed)
-        return self._numba_engine(syn0, syn1neg, syn1, config, n_threads, **self._engine_options())
+        return self._numba_engine(
+            syn0, syn1neg, syn1, config, n_threads, self.n_parts, **self._engine_options()
+        )
 
     def _train(
         self, corpus, remap, counts, weights, config, *, seed, history, publish, doc_rows=None

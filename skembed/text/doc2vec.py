@@ -137,12 +137,17 @@ class Doc2VecTransformer(
         Seeds the initial vectors, windows, negatives and subsampling of
         ``fit``, and (through ``infer_seed_``) of inference.
     n_jobs : int or None, default=None
-        Threads (``None``: ``OMP_NUM_THREADS`` or all cores). ``fit`` is
-        bit-reproducible for a given ``random_state`` and ``n_jobs``, and
-        trains with at most 4 threads (``n_jobs=8`` gives the vectors of
-        ``n_jobs=4``; more threads adding their updates at each merge
-        diverge, see ``docs/word2vec.md``); ``transform`` does not depend on
-        ``n_jobs``.
+        Threads (``None``: ``OMP_NUM_THREADS`` or all cores). ``fit`` trains
+        ``n_parts`` parts on them and is bit-reproducible for a given
+        ``random_state`` and ``n_parts``, whatever ``n_jobs``; ``transform``
+        does not depend on ``n_jobs`` either.
+    n_parts : int, default=2
+        Parts of each chunk trained in parallel and merged in a fixed order,
+        1 to 4 (more parts that add their updates at each merge diverge); the
+        vectors depend on it, not on ``n_jobs``: ``n_jobs`` above ``n_parts``
+        leaves threads idle, below it a thread trains several parts in turn
+        (see :class:`~skembed.text.word2vec.Word2VecTransformer` and
+        ``docs/word2vec.md``).
     callbacks : list of callable or Callback, or None, default=None
         Each is called as ``callback(estimator, record)`` after every epoch
         (:mod:`skembed.callbacks`; ``dv_``, ``wv_`` and ``history_`` are then
@@ -288,6 +293,7 @@ class Doc2VecTransformer(
         handle_unknown="zeros",
         random_state=None,
         n_jobs=None,
+        n_parts=2,
         callbacks=None,
         verbose=0,
         dtype=np.float32,
@@ -315,6 +321,7 @@ class Doc2VecTransformer(
         self.handle_unknown = handle_unknown
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.n_parts = n_parts
         self.callbacks = callbacks
         self.verbose = verbose
         self.dtype = dtype

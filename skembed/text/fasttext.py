@@ -187,7 +187,12 @@ class FastTextTransformer(Word2VecTransformer):
     device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device, default="cpu"
     n_jobs : int or None, default=None
         Training threads (numba) / intra-op threads (torch). The deterministic
-        numba default uses at most 4, as Word2Vec's (see there).
+        numba default trains ``n_parts`` parts on them, so its vectors do not
+        depend on ``n_jobs`` (see Word2Vec's).
+    n_parts : int, default=2
+        Parts of each chunk in deterministic training, 1 to 4; the vectors
+        depend on it, not on ``n_jobs`` (see
+        :class:`~skembed.text.word2vec.Word2VecTransformer`).
     verbose : int, default=0
         0: silent; 1: a progress bar over the epochs (with the loss); 2: also
         a line per epoch.
@@ -237,7 +242,8 @@ class FastTextTransformer(Word2VecTransformer):
     the full gradient, as fastText does for unsupervised models.
 
     Determinism: with an int ``random_state`` the numba engine is
-    bit-reproducible for a given ``n_jobs`` (unless ``lock_free=True``); the
+    bit-reproducible for a given ``n_parts``, whatever ``n_jobs`` (unless
+    ``lock_free=True``); the
     torch engine on the CPU for a given thread count.
 
     The first ``fit`` in a fresh environment compiles the numba kernels
@@ -304,6 +310,7 @@ class FastTextTransformer(Word2VecTransformer):
         random_state=None,
         device="cpu",
         n_jobs=None,
+        n_parts=2,
         verbose=0,
         dtype=np.float32,
     ):
@@ -339,6 +346,7 @@ class FastTextTransformer(Word2VecTransformer):
         self.random_state = random_state
         self.device = device
         self.n_jobs = n_jobs
+        self.n_parts = n_parts
         self.verbose = verbose
         self.dtype = dtype
 

@@ -118,15 +118,31 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         any other device ``"torch-batched"``, or ``"torch"`` with ``hs=1``.
     n_jobs : int or None, default=None
         Training threads (``None``: ``OMP_NUM_THREADS`` or all cores). The
-        deterministic default uses at most 4 (``n_jobs=8`` gives the vectors
-        of ``n_jobs=4``): its threads add their updates at each merge, and more
-        than 4 diverge; ``lock_free=True`` uses them all. See
+        deterministic default trains ``n_parts`` parts on them, so at most
+        ``n_parts`` threads work and the vectors do not depend on ``n_jobs``;
+        ``lock_free=True`` uses them all.
+    n_parts : int, default=2
+        Deterministic training (numba engine, ``lock_free=False``) splits
+        each corpus chunk into ``n_parts`` parts, trained in parallel and
+        merged in a fixed order at fixed points (1 to 4; above 2 the phases
+        between merges shorten, as more parts that add their updates
+        diverge). The vectors depend on the data, ``random_state`` and
+        ``n_parts``, not on ``n_jobs`` (any thread count gives bit-identical
+        vectors; tested with 1 to 5), so a grid search on a laptop reproduces
+        on a server and a CV worker with one thread gives the vectors of a
+        two-thread run. The threads execute the parts: ``n_jobs`` above
+        ``n_parts`` leaves threads idle, below it a thread trains several
+        parts in turn, which costs speed (one thread, BBC News, 2-core AMD
+        EPYC, quiet: ``n_parts=2`` trains CBOW at 0.63-0.71x and skip-gram at
+        0.80-0.84x the words/s of ``n_parts=1``, plain sequential SGD with
+        other vectors; ``benchmarks/bench_partition.py``). Ignored by
+        ``lock_free=True`` (one slice per thread) and the torch engines. See
         ``docs/word2vec.md``.
     lock_free : bool, default=False
         numba engine with ``n_jobs > 1``: ``False`` (default) trains
-        deterministically -- the same ``random_state`` and ``n_jobs`` give
-        bit-identical vectors -- with threads that merge their updates in a
-        fixed order every 8,192 centre words; ``True`` uses lock-free
+        deterministically -- the same ``random_state`` and ``n_parts`` give
+        bit-identical vectors, whatever ``n_jobs`` -- with parts that merge
+        their updates in a fixed order every 8,192 centre words; ``True`` uses lock-free
         (Hogwild) threads as word2vec.c and gensim do, whose vectors vary
         slightly from run to run. Measured on BBC News, 2 threads, 2-core AMD
         EPYC, after the score-first blocks (2026-11-25, night; ratios of
@@ -234,7 +250,8 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
     ``fit``: unfitted, or with ``warm_start=True`` its previous state.
 
     Determinism: with an int ``random_state`` the numba engine is
-    bit-reproducible for a given ``n_jobs`` (unless ``lock_free=True``); the
+    bit-reproducible for a given ``n_parts``, whatever ``n_jobs`` (unless
+    ``lock_free=True``); the
     torch engine on CPU is reproducible for a fixed thread count.
 
     The first fit in a new environment compiles the numba kernel (about 10 s
@@ -303,6 +320,7 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         device="cpu",
         engine="auto",
         n_jobs=None,
+        n_parts=2,
         lock_free=False,
         batch_size=None,
         callbacks=None,
@@ -334,6 +352,7 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         self.device = device
         self.engine = engine
         self.n_jobs = n_jobs
+        self.n_parts = n_parts
         self.lock_free = lock_free
         self.batch_size = batch_size
         self.callbacks = callbacks

@@ -1,10 +1,12 @@
-"""The deterministic mode's partition: more than two parts that add their changes diverge.
+"""The deterministic mode's partition: a fixed number of parts, whatever the thread count.
 
-``n_jobs=None`` means every core, so a user's default fit on an 8-core laptop trained
-8 parts; before :func:`deterministic_partition`, CBOW on BBC News then lost its
-similarity structure (4 parts: WordSim-353 -0.09) or raised "training diverged"
-(8 parts). ``n_jobs`` is not capped by the machine's cores, so these tests train 4 and
-8 parts on any machine.
+Parts once followed ``n_jobs``, and ``n_jobs=None`` means every core, so a user's default
+fit on an 8-core laptop trained 8 parts: CBOW on BBC News then lost its similarity
+structure (4 parts: WordSim-353 -0.09) or raised "training diverged" (8 parts). Then
+at most 4 parts trained, with shorter phases above 2, and the vectors still depended on
+``n_jobs``. Now the estimators' ``n_parts`` (default 2) sets the parts and the threads
+execute them (:func:`training_partition`). ``n_jobs`` is not capped by the machine's
+cores, so these tests run 1 to 8 threads on any machine.
 """
 
 import hashlib
@@ -12,20 +14,31 @@ import hashlib
 import numpy as np
 import pytest
 
-from skembed.kernels._phases import MAX_DETERMINISTIC_PARTS, deterministic_partition
+from skembed.kernels._phases import (
+    DEFAULT_PARTS,
+    MAX_DETERMINISTIC_PARTS,
+    training_partition,
+)
 
 
 def test_partition_rule_values():
-    # up to two threads and lock-free training: unchanged
-    assert deterministic_partition(1, 8192) == (1, 8192)
-    assert deterministic_partition(2, 8192) == (2, 8192)
-    assert deterministic_partition(2, 65536) == (2, 65536)
-    assert deterministic_partition(16, 0) == (16, 0)
-    # more: at most 4 parts, phases shrink as (2 / parts) ** 2 from at most 8,192 tokens
-    assert deterministic_partition(3, 8192) == (3, 8192 * 4 // 9)
-    assert deterministic_partition(4, 8192) == (4, 2048)
-    assert deterministic_partition(64, 65536) == (MAX_DETERMINISTIC_PARTS, 2048)
+    # deterministic: the parts are n_parts whatever the thread count
+    for n_threads in (1, 2, 3, 64):
+        assert training_partition(n_threads, 8192) == (DEFAULT_PARTS, 8192)
+        assert training_partition(n_threads, 8192, 1) == (1, 8192)
+    assert DEFAULT_PARTS == 2
+    assert training_partition(1, 65536, 2) == (2, 65536)
+    # above two parts the phases shrink as (2 / parts) ** 2 from at most 8,192 tokens
+    assert training_partition(1, 8192, 3) == (3, 8192 * 4 // 9)
+    assert training_partition(16, 8192, 4) == (4, 2048)
+    assert training_partition(2, 65536, 4) == (4, 2048)
+    # lock-free training: one slice per thread, n_parts ignored
+    assert training_partition(16, 0) == (16, 0)
+    assert training_partition(3, 0, 1) == (3, 0)
     assert MAX_DETERMINISTIC_PARTS == 4
+    for bad in (0, 5):
+        with pytest.raises(ValueError, match=f"n_parts={bad}: .* 1 to 4 parts"):
+            training_partition(2, 8192, bad)
 
 
 def _digest(model):
@@ -44,8 +57,8 @@ def bbc():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sg", [0, 1])
-def test_many_threads_keep_quality(bbc, sg):
-    """n_jobs=8 trains as well as one thread (it diverged before), and as n_jobs=4."""
+def test_four_parts_keep_quality_on_any_thread_count(bbc, sg):
+    """Four parts train as well as one (eight diverged), with 4 threads or 8 alike."""
     from gensim.test.utils import datapath
 
     from skembed.evaluation import word_similarity
@@ -53,13 +66,13 @@ def test_many_threads_keep_quality(bbc, sg):
 
     params = dict(sg=sg, alpha=0.025 if sg else 0.05, vector_size=100, epochs=5, random_state=0)
     scores, digests = {}, {}
-    for n_jobs in (1, 4, 8):
-        model = Word2VecTransformer(n_jobs=n_jobs, **params).fit(bbc)
-        scores[n_jobs] = word_similarity(model.wv_, datapath("wordsim353.tsv"))["spearman"]
-        digests[n_jobs] = _digest(model)
-    assert digests[4] == digests[8]  # both train four parts
-    assert scores[8] >= scores[1] - 0.05, scores
-    assert scores[1] > 0.15, scores  # the corpus teaches similarity at all
+    for n_parts, n_jobs in ((1, 1), (4, 4), (4, 8)):
+        model = Word2VecTransformer(n_jobs=n_jobs, n_parts=n_parts, **params).fit(bbc)
+        score = word_similarity(model.wv_, datapath("wordsim353.tsv"))["spearman"]
+        scores[n_parts, n_jobs], digests[n_parts, n_jobs] = score, _digest(model)
+    assert digests[4, 4] == digests[4, 8]  # the same four parts, on 4 or 8 threads
+    assert scores[4, 8] >= scores[1, 1] - 0.05, scores
+    assert scores[1, 1] > 0.15, scores  # the corpus teaches similarity at all
 
 
 def test_no_two_parts_share_a_cache_line():

@@ -266,7 +266,7 @@ def test_the_family_shares_one_base_and_its_parameter_rules():
             assert cls._parameter_constraints[name] is rule, (cls.__name__, name)
     assert sorted(FAMILY_PARAMETER_CONSTRAINTS) == sorted(
         "vector_size window min_count max_vocab_size hs negative ns_exponent sample alpha "
-        "min_alpha epochs n_jobs random_state callbacks verbose".split()
+        "min_alpha epochs n_jobs n_parts random_state callbacks verbose".split()
     )
     # the shared parameters have one default but for epochs (gensim's: Word2Vec 5, Doc2Vec 10)
     w2v, ft, d2v = (
@@ -328,7 +328,39 @@ def test_engines_are_built_in_one_place(cls, n_jobs, monkeypatch):
     monkeypatch.setattr(Word2VecFamilyMixin, "_make_engine", spy)
     make_member(cls, n_jobs=n_jobs, epochs=2).fit(DOCS)
     kind = engines.Doc2VecEngine if cls is Doc2VecTransformer else engines.NumbaEngine
-    assert built == [(kind, n_jobs, min(n_jobs, 4))]  # deterministic: at most 4 parts
+    assert built == [(kind, n_jobs, 2)]  # deterministic: n_parts parts, whatever n_jobs
+
+
+@pytest.mark.parametrize("cls", FAMILY)
+@pytest.mark.parametrize("sg", [0, 1])
+def test_the_vectors_do_not_depend_on_the_thread_count(cls, sg, lee_lines):
+    """Deterministic training runs n_parts parts on any number of threads: 1, 2, 3 and 5
+    threads give bit-identical vectors (and outputs); another n_parts gives others."""
+    arch = {"dm": 1 - sg} if cls is Doc2VecTransformer else {"sg": sg}
+    docs = lee_lines[:120]
+
+    def fit(**kw):
+        est = make_member(cls, vector_size=16, min_count=2, epochs=2, **arch, **kw).fit(docs)
+        vectors = est.dv_.vectors if cls is Doc2VecTransformer else est.wv_.vectors
+        return vectors.copy(), est.transform(docs[:10])
+
+    ref_vectors, ref_out = fit(n_jobs=2)
+    for n_jobs in (1, 3, 5):
+        vectors, out = fit(n_jobs=n_jobs)
+        assert np.array_equal(vectors, ref_vectors), n_jobs
+        assert np.array_equal(out, ref_out), n_jobs
+    one_part, _ = fit(n_jobs=2, n_parts=1)
+    assert not np.array_equal(one_part, ref_vectors)
+    four_parts = [fit(n_jobs=n_jobs, n_parts=4)[0] for n_jobs in (1, 4)]
+    assert np.array_equal(*four_parts)
+    assert not np.array_equal(four_parts[0], ref_vectors)
+
+
+@pytest.mark.parametrize("cls", FAMILY)
+def test_n_parts_outside_its_range_is_refused(cls):
+    for bad in (0, 5):
+        with pytest.raises(ValueError, match="'n_parts' parameter .* range \\[1, 4\\]"):
+            make_member(cls, n_parts=bad).fit(DOCS)
 
 
 def test_doc2vec_document_rows_come_with_each_chunk(monkeypatch):

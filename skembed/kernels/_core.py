@@ -54,7 +54,7 @@ class KernelConfig(NamedTuple):
         n-gram bucket rows); empty arrays: word ``w`` is row ``w``.
     sync_tokens : int
         0: lock-free (Hogwild) threads; ``k > 0``: deterministic phases of
-        ``k`` centre tokens per thread (see the module docstring).
+        ``k`` centre tokens per part (see the module docstring).
     """
 
     sg: bool

@@ -290,7 +290,7 @@ def train_chunk(
     syn0, syn1neg, syn1, ids, offsets, doc_rows, config, dm, dbow_words, alpha_start, alpha_end,
     seed, n_parts,
 ):  # fmt: skip
-    """Train paragraph vectors on one corpus chunk, one slice of pieces per thread.
+    """Train paragraph vectors on one corpus chunk split into ``n_parts`` slices of pieces.
 
     Parameters
     ----------

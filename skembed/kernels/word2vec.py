@@ -7,8 +7,9 @@ corpus *chunks*, so memory does not grow with the corpus:
 1. :func:`prepare_chunk` maps a chunk's raw word ids to vocabulary ids, drops
    out-of-vocabulary tokens and applies frequent-word subsampling (decided
    once per token per epoch, before training, with the LCG);
-2. :func:`train_chunk` trains on the kept tokens, one contiguous slice of
-   documents per thread (``prange``), deterministically or lock-free.
+2. :func:`train_chunk` trains on the kept tokens in ``n_parts`` contiguous
+   slices of documents that the threads execute (``prange``), deterministically
+   (the result depends on ``n_parts``, not on the thread count) or lock-free.
 
 Signature of :func:`train_chunk` (both estimators call it through
 :class:`skembed.text._word2vec_training.NumbaEngine`)::
@@ -23,7 +24,7 @@ Signature of :func:`train_chunk` (both estimators call it through
         alpha_start,   # float: learning rate at the chunk's first token
         alpha_end,     # float: learning rate at its last token (linear in between)
         seed,          # int: seed of the per-thread LCGs
-        n_parts,       # int >= 1: contiguous slices trained in parallel (one per thread)
+        n_parts,       # int >= 1: contiguous slices trained in parallel (the threads execute them)
     )
     # stats: float64 (n_parts, 3): summed loss, number of examples, NaN flag (1.0 if a
     # non-finite score was met; the caller must stop and report it)
@@ -59,7 +60,7 @@ Parallel schemes (``config.sync_tokens``):
   (:func:`_merge_phase`). No thread ever reads a row another thread is
   writing, so the result depends on the inputs, ``seed`` and ``n_parts``
   only, never on thread timing. A phase ends early when a buffer is full
-  (:data:`BUFFER_FLOATS` per matrix and thread), so memory stays bounded.
+  (:data:`BUFFER_FLOATS` per matrix and part), so memory stays bounded.
   Other threads' updates are seen one phase late (like synchronous
   data-parallel SGD with per-thread local steps).
 - ``sync_tokens == 0`` (lock-free): threads update the shared rows directly,
@@ -602,7 +603,7 @@ def train_part_bag(
 
 
 def train_chunk(syn0, syn1neg, syn1, ids, offsets, config, alpha_start, alpha_end, seed, n_parts):
-    """Train on one corpus chunk, one contiguous slice of documents per thread.
+    """Train on one corpus chunk split into ``n_parts`` contiguous slices of documents.
 
     See the module docstring for the parameters and the two modes
     (``config.sync_tokens``). Returns ``stats``, float64 of shape

@@ -72,7 +72,7 @@ __all__ = [
 MAX_DOCUMENT_LENGTH = 10_000
 #: tokens per training chunk (memory per chunk: ~12 bytes per token)
 CHUNK_TOKENS = 1 << 20
-#: centre tokens per thread between two merges of the deterministic parallel scheme
+#: centre tokens per part between two merges of the deterministic parallel scheme
 SYNC_TOKENS = 8192
 #: upper bound of the ``window`` parameter (any larger value trains as the longest
 #: document anyway, see :func:`effective_window`; the bound keeps the kernels' int64
@@ -278,7 +278,7 @@ def kernel_config(
     input_rows : tuple (indptr, indices) or (None, None)
         CSR of the input rows of each word (FastText), or ``(None, None)``.
     sync_tokens : int
-        Centre tokens per thread and phase of the deterministic parallel
+        Centre tokens per part and phase of the deterministic parallel
         scheme (:data:`SYNC_TOKENS`), or 0 for lock-free threads.
 
     Returns

@@ -18,6 +18,10 @@ seconds and transform documents/s (mean over folds); then optionally
   step is embedded once; from ``history_``'s seconds) of ``mixed_precision="no"``
   and ``"bf16"``, with and without the CPU's length-sorted micro-batches,
   on fold 1's training rows (``--speed-pairs`` pairs, one epoch each);
+* ``--int8-accuracy``: held-out accuracy on fold 1 of the tuned encoder served in float32
+  (torch) and int8 (torch, onnx, openvino): one ``fit_transform`` per backend with the
+  row's parameters and seed (the same tuned weights on the CPU), the downstream model
+  trained and scored on that backend's vectors;
 * ``--serving``: ``transform`` speed of the tuned encoder on each backend
   (torch, onnx, openvino; float32, and int8 with ``--serving-int8``) beside
   the frozen ``BertPooledEmbedder`` on the same backend, on fold 1's
@@ -32,6 +36,7 @@ Examples::
     python benchmarks/bench_setfit.py --rows setfit --curve 250,500,1000 --run-folds 1
     python benchmarks/bench_setfit.py --rows none --leakage --n 1600
     python benchmarks/bench_setfit.py --rows none --serving
+    python benchmarks/bench_setfit.py --rows none --int8-accuracy
     python benchmarks/bench_setfit.py --rows none --train-speed
 """
 
@@ -199,6 +204,17 @@ def serving(args, X, y, train, test):
         )
 
 
+def int8_accuracy(args, X, y, train, test):
+    print(f"int8 serving accuracy, fold 1 ({len(train)} training rows, {len(test)} held out)")
+    print(f"{'backend':<16}{'accuracy':>10}{'fit_transform min':>19}{'docs/s':>9}")
+    for backend, quantize in (("torch", None), ("torch", "int8"), ("onnx", "int8"),
+                              ("openvino", "int8")):  # fmt: skip
+        est = make_row("setfit", args).set_params(backend=backend, quantize=quantize)
+        acc, fit_s, rate, _ = evaluate(est, X, y, train, test)
+        name = f"{backend} {quantize or 'fp32'}"
+        print(f"{name:<16}{acc:>10.4f}{fit_s / 60:>19.2f}{rate:>9.0f}", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dataset", choices=("tweets", "bbc"), default="tweets")
@@ -229,6 +245,7 @@ def main():
     p.add_argument("--leakage", action="store_true")
     p.add_argument("--train-speed", action="store_true")
     p.add_argument("--speed-pairs", type=int, default=640)
+    p.add_argument("--int8-accuracy", action="store_true")
     p.add_argument("--serving", action="store_true")
     p.add_argument("--serving-pairs", type=int, default=256)
     p.add_argument("--serving-int8", action="store_true")
@@ -285,6 +302,8 @@ def main():
             print(f"  cv={cv}: held-out accuracy {acc:.4f}, fit_transform {fit_s / 60:.2f} min")
     if args.train_speed:
         train_speed(args, X, y, *folds[0])
+    if args.int8_accuracy:
+        int8_accuracy(args, X, y, *folds[0])
     if args.serving:
         serving(args, X, y, *folds[0])
     print(f"load average at the end {os.getloadavg()}")

@@ -23,7 +23,7 @@ Signature of :func:`train_chunk` (both estimators call it through
         config,        # KernelConfig: the settings and vocabulary-sized tables of the fit
         alpha_start,   # float: learning rate at the chunk's first token
         alpha_end,     # float: learning rate at its last token (linear in between)
-        seed,          # int: seed of the per-thread LCGs
+        seed,          # int: seed of the per-part LCGs
         n_parts,       # int >= 1: contiguous slices trained in parallel (the threads execute them)
     )
     # stats: float64 (n_parts, 3): summed loss, number of examples, NaN flag (1.0 if a
@@ -62,7 +62,7 @@ Parallel schemes (``config.sync_tokens``):
   only, never on thread timing. A phase ends early when a buffer is full
   (:data:`BUFFER_FLOATS` per matrix and part), so memory stays bounded.
   Other threads' updates are seen one phase late (like synchronous
-  data-parallel SGD with per-thread local steps).
+  data-parallel SGD with per-part local steps).
 - ``sync_tokens == 0`` (lock-free): threads update the shared rows directly,
   without locks (Hogwild, as word2vec.c and gensim), so results vary
   slightly from run to run.

@@ -500,10 +500,7 @@ def train_part_cbow_shared(
                 sc[j, i] = g
         # err[i]: its positive's term, then each noise word's in order (two per pass)
         for i in range(nb):
-            o = outs[i]
-            g = sc[i, i]
-            for k in range(dim):
-                err[i, k] += g * W1[o, k]
+            _input_gradient(err, i, W1, outs, sc, i, i + 1, dim)  # sc[i, i], outs[i]
             _input_gradient(err, i, W1, outs, sc, nb, nb + negative, dim)
         # output gradients: the positive's, and each noise word's summed over the rows
         for i in range(nb):

@@ -56,14 +56,14 @@ class NumbaEngine:
     n_threads : int
         Threads available. Lock-free training splits each chunk into this many
         slices.
-    n_parts : int, default=2
+    n_parts : int
         Parts of each chunk in deterministic training, whatever ``n_threads``
         (the threads execute them), with shorter phases above 2 parts
         (:func:`skembed.kernels._phases.training_partition`): the result
         depends on them, not on the thread count or timing.
     """
 
-    def __init__(self, syn0, syn1neg, syn1, config, n_threads, n_parts=2):
+    def __init__(self, syn0, syn1neg, syn1, config, n_threads, n_parts):
         from ..kernels._phases import training_partition
 
         self.syn0, self.syn1neg, self.syn1 = syn0, syn1neg, syn1
@@ -252,13 +252,13 @@ class Doc2VecEngine(NumbaEngine):
     config : KernelConfig
     n_threads : int
         Threads available (:class:`NumbaEngine`).
-    n_parts : int, default=2
+    n_parts : int
         Parts of each chunk (:class:`NumbaEngine`); the result depends on
         them, not on the thread count or timing.
     dm, dbow_words : bool
     """
 
-    def __init__(self, syn0, syn1neg, syn1, config, n_threads, n_parts=2, *, dm, dbow_words):
+    def __init__(self, syn0, syn1neg, syn1, config, n_threads, n_parts, *, dm, dbow_words):
         super().__init__(syn0, syn1neg, syn1, config, n_threads, n_parts)
         self.dm, self.dbow_words = bool(dm), bool(dbow_words)
 

@@ -16,7 +16,11 @@ from sklearn.base import clone  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 
 from skembed.callbacks import Callback  # noqa: E402
-from skembed.nn.contrastive import cosine_similarity_loss, in_batch_negatives_loss  # noqa: E402
+from skembed.nn.contrastive import (  # noqa: E402
+    cosine_similarity_loss,
+    in_batch_negatives_loss,
+    supervised_contrastive_loss,
+)
 from skembed.text import BertPooledEmbedder, SetFitEmbedder  # noqa: E402
 from skembed.text._transformer.cache import EmbeddingCache  # noqa: E402
 
@@ -94,6 +98,44 @@ def test_in_batch_negatives_loss_by_hand():
     assert got == pytest.approx(expected, rel=1e-5)
 
 
+def test_supervised_contrastive_loss_by_hand():
+    a = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    p = torch.tensor([[1.0, 0.0], [0.0, 2.0], [1.0, 0.0]])
+    labels = torch.tensor([0, 1, 0])
+    got = float(supervised_contrastive_loss(a, p, labels, scale=2.0))
+    z = torch.cat([a, p]).numpy()
+    z = z / np.linalg.norm(z, axis=1, keepdims=True)
+    lab = [0, 1, 0, 0, 1, 0]
+    S = 2.0 * z @ z.T
+    per = []
+    for i in range(6):
+        others = [k for k in range(6) if k != i]
+        log_z = np.log(np.exp(S[i, others]).sum())
+        pos = [k for k in others if lab[k] == lab[i]]
+        per.append(np.mean([log_z - S[i, k] for k in pos]))
+    assert got == pytest.approx(np.mean(per), rel=1e-5)
+
+
+def test_supervised_contrastive_loss_equals_setfits_supcon_formula():
+    # SetFit's SupConLoss (setfit/losses.py, contrast_mode="all", one view,
+    # base_temperature = temperature) on the 2 * batch vectors, written out
+    rng = torch.Generator().manual_seed(1)
+    a, p = torch.randn(5, 4, generator=rng), torch.randn(5, 4, generator=rng)
+    labels = torch.tensor([0, 1, 1, 2, 0])
+    temperature = 0.07
+    f = torch.nn.functional.normalize(torch.cat([a, p]), dim=1)
+    lab = torch.cat([labels, labels]).view(-1, 1)
+    mask = torch.eq(lab, lab.T).float()
+    logits = f @ f.T / temperature
+    logits = logits - logits.max(dim=1, keepdim=True).values
+    logits_mask = 1.0 - torch.eye(10)
+    mask = mask * logits_mask
+    log_prob = logits - torch.log((torch.exp(logits) * logits_mask).sum(1, keepdim=True))
+    ref = -((mask * log_prob).sum(1) / mask.sum(1)).mean()
+    got = supervised_contrastive_loss(a, p, labels, scale=1 / temperature)
+    assert float(got) == pytest.approx(float(ref), rel=1e-5)
+
+
 # ----------------------------------------------------------------------------- pair sampling
 def test_pairs_follow_the_labels(tiny_dir):
     est = make(tiny_dir, loss="cosine", n_pairs=1001)
@@ -156,9 +198,11 @@ def test_fit_tunes_a_copy_and_separates_the_classes(tiny_dir, fitted):
     assert len(fitted.weights_digest_) == 32
 
 
-def test_in_batch_negatives_also_separates(tiny_dir):
+@pytest.mark.parametrize("loss", ["in_batch_negatives", "supervised_contrastive"])
+def test_class_losses_also_separate(tiny_dir, loss):
     frozen = BertPooledEmbedder(model=tiny_dir, device="cpu", max_length=32, n_jobs=1).fit(X)
-    est = make(tiny_dir, loss="in_batch_negatives", learning_rate=1e-3).fit(X, Y)
+    est = make(tiny_dir, loss=loss, learning_rate=1e-3).fit(X, Y)
+    assert est.loss_ == loss
     assert cos_gap(est.transform(X), Y) > cos_gap(frozen.transform(X), Y) + 0.05
 
 
@@ -316,8 +360,9 @@ def test_bad_targets_are_clear_errors(tiny_dir, y, match):
 def test_zero_pairs_and_regression_in_batch_are_errors(tiny_dir):
     with pytest.raises(ValueError, match="n_pairs"):
         make(tiny_dir, n_pairs=0).fit(X, Y)
-    with pytest.raises(ValueError, match="loss='cosine'"):
-        make(tiny_dir, loss="in_batch_negatives").fit(X, np.linspace(0, 1, len(X)))
+    for loss in ("in_batch_negatives", "supervised_contrastive"):
+        with pytest.raises(ValueError, match=f"loss='{loss}' needs class labels.*loss='cosine'"):
+            make(tiny_dir, loss=loss).fit(X, np.linspace(0, 1, len(X)))
 
 
 def test_diverging_learning_rate_names_the_parameter(tiny_dir):

@@ -133,8 +133,8 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         two-thread run. The threads execute the parts: ``n_jobs`` above
         ``n_parts`` leaves threads idle, below it a thread trains several
         parts in turn, which costs speed (one thread, BBC News, 2-core AMD
-        EPYC, quiet: ``n_parts=2`` trains CBOW at 0.63-0.77x and skip-gram at
-        0.80-0.87x the words/s of ``n_parts=1``, plain sequential SGD with
+        EPYC, quiet, two runs: ``n_parts=2`` trains CBOW at 0.71-0.77x and
+        skip-gram at 0.84-0.87x the words/s of ``n_parts=1``, plain sequential SGD with
         other vectors; ``benchmarks/bench_partition.py``). Ignored by
         ``lock_free=True`` (one slice per thread) and the torch engines. See
         ``docs/word2vec.md``.

@@ -447,8 +447,7 @@ class SetFitEmbedder(BertPooledEmbedder):
         warmup = max(1, int(0.1 * total))
         optimizer = torch.optim.AdamW(model.parameters(), lr=self.learning_rate)
         schedule = torch.optim.lr_scheduler.LambdaLR(
-            optimizer,
-            lambda s: (s + 1) / warmup if s < warmup else max(0.0, (total - s) / (total - warmup)),
+            optimizer, lambda s: _warmup_then_decay(s, warmup, total)
         )
         model.train()
 
@@ -668,3 +667,16 @@ def _resolve_mixed_precision(mixed_precision, device):
         native = any(getattr(torch.cpu, name, lambda: False)() for name in checks)
         return "bf16" if native else "no"
     return "no"
+
+
+def _warmup_then_decay(step, warmup, total):
+    """Learning-rate multiplier at optimiser ``step``: linear warm-up, then linear decay.
+
+    ``(step + 1) / warmup`` for the first ``warmup`` steps, then
+    ``(total - step) / (total - warmup)`` down to 0 at ``step = total``; a
+    training of a single step (``total == warmup``) decays straight to 0
+    after it instead of dividing by zero.
+    """
+    if step < warmup:
+        return (step + 1) / warmup
+    return max(0.0, (total - step) / max(1, total - warmup))

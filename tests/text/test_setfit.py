@@ -357,6 +357,21 @@ def test_bad_targets_are_clear_errors(tiny_dir, y, match):
     assert not hasattr(est, "device_")
 
 
+def test_learning_rate_warms_up_then_decays_to_zero():
+    from skembed.text.setfit import _warmup_then_decay
+
+    assert [_warmup_then_decay(s, 2, 6) for s in range(7)] == [0.5, 1.0, 1.0, 0.75, 0.5, 0.25, 0.0]
+    assert [_warmup_then_decay(s, 1, 1) for s in range(2)] == [1.0, 0.0]  # no ZeroDivisionError
+
+
+def test_a_single_step_budget_trains(tiny_dir):
+    # n_pairs <= batch_size and one epoch: one optimiser step, warm-up == total
+    est = make(tiny_dir, n_pairs=4, batch_size=32, epochs=1, learning_rate=1e-3).fit(X, Y)
+    frozen = BertPooledEmbedder(model=tiny_dir, device="cpu", max_length=32, n_jobs=1).fit(X)
+    assert len(est.history_) == 1
+    assert not np.allclose(est.transform(X[:4]), frozen.transform(X[:4]), atol=1e-4)
+
+
 def test_zero_pairs_and_regression_in_batch_are_errors(tiny_dir):
     with pytest.raises(ValueError, match="n_pairs"):
         make(tiny_dir, n_pairs=0).fit(X, Y)

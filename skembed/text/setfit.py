@@ -16,7 +16,7 @@ from ..exceptions import diverged
 from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_n_jobs
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
-from ..utils._targets import check_target, cross_fitted
+from ..utils._targets import check_cross_fit_classes, check_target, cross_fitted
 from ..utils._training import run_epochs
 from ._transformer import export as _export
 from ._transformer.loading import (
@@ -188,7 +188,10 @@ class SetFitEmbedder(BertPooledEmbedder):
         In ``fit``: ``y`` missing, of another length than ``X`` or with NaN;
         one class only; a class with a single document (no positive pair);
         ``loss="in_batch_negatives"`` or ``"supervised_contrastive"`` with a
-        continuous ``y``; and the errors of :class:`BertPooledEmbedder`.
+        continuous ``y``; and the errors of :class:`BertPooledEmbedder`. In
+        ``fit_transform`` with ``cv`` set, before any fine-tuning: a class
+        with fewer than two documents in some inner fit (at least 3 per
+        class with ``cv >= 3``, 4 with ``cv=2``).
     skembed.exceptions.TrainingDivergedError
         The loss became NaN or infinite (lower ``learning_rate``).
 
@@ -355,10 +358,15 @@ class SetFitEmbedder(BertPooledEmbedder):
             ``cv=None``: ``fit(X, y).transform(X)``. Else row ``i`` comes from
             an encoder tuned on the folds that do not hold row ``i``.
         """
-        self.fit(X, y)
         if self.cv is None:
-            return self.transform(X)
-        return cross_fitted(self, list(self._check_documents(X)), np.asarray(y))
+            return self.fit(X, y).transform(X)
+        documents = list(self._check_documents(X))
+        codes, kind, _ = self._check_target(y, len(documents))
+        if kind != "continuous":  # before any fine-tuning, naming cv
+            name = type(self).__name__
+            check_cross_fit_classes(codes, self.cv, min_per_class=2, estimator=name)
+        self.fit(documents, y)
+        return cross_fitted(self, documents, np.asarray(y))
 
     def _fit(self, X, y):
         import torch

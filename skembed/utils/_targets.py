@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
-__all__ = ["check_target"]
+__all__ = ["check_cross_fit_classes", "check_target"]
 
 
 def _is_missing(v):
@@ -92,6 +92,48 @@ def check_target(y, n_documents, *, target_type, estimator, min_per_class=1):
             "at least two documents or drop those rows."
         )
     return codes.astype(np.int64), kind, classes
+
+
+def check_cross_fit_classes(y, cv, *, min_per_class, estimator):
+    """Refuse a ``cv`` whose inner fits would see a class with too few documents.
+
+    ``StratifiedKFold(cv)`` holds out ``ceil(n_c / cv)`` or fewer of a class's
+    ``n_c`` documents per fold, so each inner fit sees at least
+    ``n_c - ceil(n_c / cv)`` of them. Checked before any fit, so that a
+    cross-fitted ``fit_transform`` fails at once and names ``cv``, instead of
+    failing in an inner fit with an error about data the user did not pass.
+
+    Parameters
+    ----------
+    y : numpy.ndarray of shape (n_documents,)
+        Class codes, as :func:`check_target` returns them.
+    cv : int
+        Number of folds, at least 2.
+    min_per_class : int
+        Fewest documents of a class each inner fit needs.
+    estimator : str
+        Name used in the message.
+
+    Raises
+    ------
+    ValueError
+        Some class has fewer than ``min_per_class`` documents in some inner
+        fit; the message names the classes, the smallest count that works
+        and the fixes (a lower ``cv`` or ``cv=None``).
+    """
+    counts = np.bincount(np.asarray(y))
+    seen = counts - -(-counts // cv)  # n_c - ceil(n_c / cv)
+    short = np.flatnonzero((seen < min_per_class) & (counts > 0))
+    if len(short):
+        need = 1
+        while need - -(-need // cv) < min_per_class:
+            need += 1
+        raise ValueError(
+            f"cv={cv}: the inner fits of the cross-fitted fit_transform would see fewer than "
+            f"{min_per_class} documents of class code(s) {short.tolist()} (class sizes "
+            f"{counts[short].tolist()}); {estimator} needs at least {need} documents per class "
+            f"with cv={cv}. Give those classes more documents, lower cv, or set cv=None."
+        )
 
 
 def cross_fitted(estimator, documents, y):

@@ -384,10 +384,12 @@ class StaticEmbedder(
             ``cv`` set: row ``i`` then comes from a table trained on the
             folds that do not hold row ``i``.
         """
-        self.fit(X, y)
         if not self.supervised or self.cv is None:
-            return self.transform(X)
-        return cross_fitted(self, list(self._check_documents(X)), np.asarray(y))
+            return self.fit(X, y).transform(X)
+        documents = list(self._check_documents(X))
+        with restore_on_failure(self):  # an interrupted cross-fitting undoes the fit too
+            self.fit(documents, y)
+            return cross_fitted(self, documents, np.asarray(y))
 
     def _fit(self, X, y):
         if is_model2vec_dir(self.model):

@@ -375,6 +375,25 @@ def test_cross_fitting_a_too_small_class_fails_before_any_fine_tuning(tiny_dir):
     assert not hasattr(est, "weights_digest_")  # nothing was tuned
 
 
+def test_interrupted_cross_fitting_leaves_the_estimator_as_it_was(tiny_dir, fitted, monkeypatch):
+    import copy
+
+    import skembed.text.setfit as setfit
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(setfit, "cross_fitted", interrupt)
+    est = copy.deepcopy(fitted).set_params(cv=2)
+    with pytest.raises(KeyboardInterrupt):  # after the new fit, during the cross-fitting
+        est.fit_transform(X[::-1], Y[::-1])
+    assert est.weights_digest_ == fitted.weights_digest_
+    fresh = make(tiny_dir, cv=2)
+    with pytest.raises(KeyboardInterrupt):
+        fresh.fit_transform(X, Y)
+    assert not hasattr(fresh, "weights_digest_")
+
+
 def test_learning_rate_warms_up_then_decays_to_zero():
     from skembed.text.setfit import _warmup_then_decay
 

@@ -466,6 +466,22 @@ def test_supervised_cross_fitted_fit_transform(tiny):
     np.testing.assert_array_equal(plain.fit_transform(X, y), plain.transform(X))
 
 
+def test_interrupted_cross_fitting_leaves_the_estimator_as_it_was(tiny, monkeypatch):
+    import skembed.text.static as static
+
+    X, y = labelled()
+    est = make(tiny, supervised=True, random_state=0, epochs=2, cv=3).fit(X, y)
+    before = est.wv_.vectors.copy()
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(static, "cross_fitted", interrupt)
+    with pytest.raises(KeyboardInterrupt):  # after the new fit, during the cross-fitting
+        est.fit_transform(X[::-1], y[::-1])
+    np.testing.assert_array_equal(est.wv_.vectors, before)
+
+
 def test_supervised_training_calls_the_train_hooks_and_can_restore_best_weights(tiny):
     from skembed.callbacks import Callback, EarlyStopping
 

@@ -12,7 +12,10 @@ seconds and transform documents/s (mean over folds); then optionally
 * ``--curve 250,500,1000``: SetFitEmbedder's budget curve on the first fold:
   ``n_pairs`` -> accuracy -> fit minutes;
 * ``--leakage``: held-out accuracy of a downstream model trained on plain
-  ``fit_transform`` embeddings vs cross-fitted ones (``cv=3``);
+  ``fit_transform`` embeddings vs cross-fitted ones (``--leakage-cv``, default
+  ``none,3``: ``cv=None`` and ``cv=3``), on the folds ``--run-folds`` or
+  ``--only-folds`` select; ``--leakage-detail`` runs the cross-fitting by hand
+  and scores each inner encoder on its own (see ``leakage_detail``);
 * ``--train-speed``: fine-tuning throughput (sequences/s through forward
   and backward, counted as two per pair although a document repeated in a
   step is embedded once; from ``history_``'s seconds) of ``mixed_precision="no"``
@@ -215,12 +218,65 @@ def int8_accuracy(args, X, y, train, test):
         print(f"{name:<16}{acc:>10.4f}{fit_s / 60:>19.2f}{rate:>9.0f}", flush=True)
 
 
+def leakage_detail(args, X, y, train, test, cv):
+    """Why cross-fitting scores what it scores: each inner encoder on its own.
+
+    Repeats ``cross_fitted``'s folds by hand (the same seeded split and inner
+    parameters), keeping every encoder, and prints, per inner encoder: the
+    accuracy of a downstream model trained on that encoder's out-of-fold rows
+    and scored on the held-out rows embedded by the same encoder; the same
+    with the held-out rows embedded by the full encoder (what ``cv`` does);
+    the mean cosine between the two encoders' vectors of the held-out rows;
+    and the plain encoder's accuracy with the same training rows.
+    """
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold
+
+    from skembed.model_selection._downstream import downstream_classifier
+    from skembed.utils._seeding import seed_from_random_state
+
+    est = make_row("setfit", args)
+    Xtr, ytr = [X[i] for i in train], y[train]
+    Xte, yte = [X[i] for i in test], y[test]
+    t0 = time.perf_counter()
+    full = clone(est).fit(Xtr, ytr)
+    F_tr, F_te = full.transform(Xtr), full.transform(Xte)
+    oof = np.empty_like(F_tr)
+    seed = seed_from_random_state(est.random_state)
+    split = StratifiedKFold(cv, shuffle=True, random_state=seed).split(Xtr, ytr)
+    print(
+        f"  cv={cv} by hand: {'inner':>5}{'own':>8}{'full':>8}{'cosine':>8}{'plain':>8}"
+        "  (downstream model on the inner fold's out-of-fold rows; held out embedded by:"
+        " the inner encoder / the full one; plain: the full encoder's vectors of the same rows)"
+    )
+    for k, (a, b) in enumerate(split):
+        inner = clone(est).set_params(cv=None, callbacks=None, verbose=0, cache=None)
+        inner.fit([Xtr[i] for i in a], ytr[a])
+        oof[b] = inner.transform([Xtr[i] for i in b])
+        I_te = inner.transform(Xte)
+        clf = downstream_classifier(sparse=False).fit(oof[b], ytr[b])
+        own, on_full = clf.score(I_te, yte), clf.score(F_te, yte)
+        cos = float(np.mean(np.sum(I_te * F_te, axis=1)))  # both are normalised
+        plain = downstream_classifier(sparse=False).fit(F_tr[b], ytr[b]).score(F_te, yte)
+        print(f"  {'':>14}{k + 1:>5}{own:>8.4f}{on_full:>8.4f}{cos:>8.4f}{plain:>8.4f}", flush=True)
+    mixed = downstream_classifier(sparse=False).fit(oof, ytr).score(F_te, yte)
+    plain = downstream_classifier(sparse=False).fit(F_tr, ytr).score(F_te, yte)
+    print(
+        f"  all rows: cross-fitted {mixed:.4f}, plain {plain:.4f} "
+        f"({(time.perf_counter() - t0) / 60:.1f} min)",
+        flush=True,
+    )
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dataset", choices=("tweets", "bbc"), default="tweets")
     p.add_argument("--n", type=int, default=4000, help="stratified sample size (0: all)")
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--run-folds", type=int, default=None, help="run only the first k folds")
+    p.add_argument(
+        "--only-folds", default=None, help="run only these folds, 1-based, comma-separated"
+    )
     p.add_argument("--rows", default=",".join(ROWS), help="comma-separated, or 'none'")
     # SetFitEmbedder's parameters (its defaults when not given)
     p.add_argument("--n-pairs", type=int, default=None)
@@ -243,6 +299,16 @@ def main():
         help="SetFit budgets on fold 1: n_pairs or n_pairsxepochs, comma-separated",
     )
     p.add_argument("--leakage", action="store_true")
+    p.add_argument(
+        "--leakage-detail",
+        action="store_true",
+        help="with --leakage, run the int cv values by hand and score each inner encoder",
+    )
+    p.add_argument(
+        "--leakage-cv",
+        default="none,3",
+        help="the cv values --leakage compares, comma-separated ('none': plain fit_transform)",
+    )
     p.add_argument("--train-speed", action="store_true")
     p.add_argument("--speed-pairs", type=int, default=640)
     p.add_argument("--int8-accuracy", action="store_true")
@@ -256,6 +322,10 @@ def main():
     X, y = load(args)
     folds = list(StratifiedKFold(args.folds, shuffle=True, random_state=0).split(X, y))
     folds = folds[: args.run_folds or args.folds]
+    numbers = list(range(1, len(folds) + 1))
+    if args.only_folds:
+        numbers = [int(k) for k in args.only_folds.split(",")]
+        folds = [folds[k - 1] for k in numbers]
     print(
         f"{args.dataset}: {len(X)} documents, {len(set(y))} classes, {args.folds}-fold CV, "
         f"{len(folds)} fold(s) run, threads={args.threads}, load average {os.getloadavg()}"
@@ -292,14 +362,21 @@ def main():
                 flush=True,
             )
     if args.leakage:
-        tr, te = folds[0]
-        print(
-            f"leakage, fold 1 ({len(tr)} training rows, {len(te)} held out), n_pairs={args.n_pairs}"
-        )
-        for cv in (None, 3):
-            est = make_row("setfit", args).set_params(cv=cv)
-            acc, fit_s, _, _ = evaluate(est, X, y, tr, te)
-            print(f"  cv={cv}: held-out accuracy {acc:.4f}, fit_transform {fit_s / 60:.2f} min")
+        for number, (tr, te) in zip(numbers, folds, strict=True):
+            print(
+                f"leakage, fold {number} ({len(tr)} training rows, {len(te)} held out), "
+                f"n_pairs={args.n_pairs}"
+            )
+            for cv in [None if c == "none" else int(c) for c in args.leakage_cv.split(",")]:
+                if cv is not None and args.leakage_detail:
+                    leakage_detail(args, X, y, tr, te, cv)
+                    continue
+                est = make_row("setfit", args).set_params(cv=cv)
+                acc, fit_s, _, _ = evaluate(est, X, y, tr, te)
+                print(
+                    f"  cv={cv}: held-out accuracy {acc:.4f}, fit_transform {fit_s / 60:.2f} min",
+                    flush=True,
+                )
     if args.train_speed:
         train_speed(args, X, y, *folds[0])
     if args.int8_accuracy:

@@ -216,10 +216,11 @@ class SetFitEmbedder(BertPooledEmbedder):
     the vectors its own way (mean cosine 0.87-0.89 to the full encoder's
     vectors of the same tweets), so the downstream model is trained on a
     mixture of ``cv`` vector spaces and applied to a further one. Measured
-    at the defaults on the 4,000-tweet benchmark sample (3,200 training
-    rows per fold, StandardScaler + logistic regression on top; folds 1 and
-    2 of 5): 0.7338 / 0.7200 with ``cv=None`` (3.8 min per fold) against
-    0.7188 / 0.5962 with ``cv=3`` (14 min), ``docs/setfit.md``.
+    at the defaults on the 4,000-tweet benchmark sample (5 folds of 3,200
+    training rows, StandardScaler + logistic regression on top): 0.7308
+    with ``cv=None`` (3.8 min per fold) against 0.6385 with ``cv=3``
+    (14-16 min), worse on every fold and below the frozen encoder (0.7012);
+    ``docs/setfit.md``.
 
     References
     ----------

@@ -367,10 +367,11 @@ class SetFitEmbedder(BertPooledEmbedder):
         if self.cv is None:
             return self.fit(X, y).transform(X)
         documents = list(self._check_documents(X))
-        codes, kind, _ = self._check_target(y, len(documents))
+        codes, kind, classes = self._check_target(y, len(documents))
         if kind != "continuous":  # before any fine-tuning, naming cv
-            name = type(self).__name__
-            check_cross_fit_classes(codes, self.cv, min_per_class=2, estimator=name)
+            check_cross_fit_classes(
+                codes, self.cv, min_per_class=2, estimator=type(self).__name__, classes=classes
+            )
         with restore_on_failure(self):  # an interrupted cross-fitting undoes the fit too
             self.fit(documents, y)
             return cross_fitted(self, documents, np.asarray(y))

@@ -94,7 +94,7 @@ def check_target(y, n_documents, *, target_type, estimator, min_per_class=1):
     return codes.astype(np.int64), kind, classes
 
 
-def check_cross_fit_classes(y, cv, *, min_per_class, estimator):
+def check_cross_fit_classes(y, cv, *, min_per_class, estimator, classes=None):
     """Refuse a ``cv`` whose inner fits would see a class with too few documents.
 
     ``StratifiedKFold(cv)`` holds out ``ceil(n_c / cv)`` or fewer of a class's
@@ -113,6 +113,8 @@ def check_cross_fit_classes(y, cv, *, min_per_class, estimator):
         Fewest documents of a class each inner fit needs.
     estimator : str
         Name used in the message.
+    classes : numpy.ndarray or None, default=None
+        The labels behind the codes, named in the message (the codes where None).
 
     Raises
     ------
@@ -128,9 +130,10 @@ def check_cross_fit_classes(y, cv, *, min_per_class, estimator):
         need = 1
         while need - -(-need // cv) < min_per_class:
             need += 1
+        names = (short if classes is None else np.asarray(classes)[short]).tolist()
         raise ValueError(
             f"cv={cv}: the inner fits of the cross-fitted fit_transform would see fewer than "
-            f"{min_per_class} documents of class code(s) {short.tolist()} (class sizes "
+            f"{min_per_class} documents of class(es) {names} (class sizes "
             f"{counts[short].tolist()}); {estimator} needs at least {need} documents per class "
             f"with cv={cv}. Give those classes more documents, lower cv, or set cv=None."
         )

@@ -16,7 +16,7 @@ from ..exceptions import diverged
 from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_n_jobs
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
-from ..utils._targets import check_cross_fit_classes, check_target, cross_fitted
+from ..utils._targets import check_target, fit_cross_fitted
 from ..utils._training import run_epochs
 from ._transformer import export as _export
 from ._transformer.loading import (
@@ -366,15 +366,7 @@ class SetFitEmbedder(BertPooledEmbedder):
         """
         if self.cv is None:
             return self.fit(X, y).transform(X)
-        documents = list(self._check_documents(X))
-        codes, kind, classes = self._check_target(y, len(documents))
-        if kind != "continuous":  # before any fine-tuning, naming cv
-            check_cross_fit_classes(
-                codes, self.cv, min_per_class=2, estimator=type(self).__name__, classes=classes
-            )
-        with restore_on_failure(self):  # an interrupted cross-fitting undoes the fit too
-            self.fit(documents, y)
-            return cross_fitted(self, documents, np.asarray(y))
+        return fit_cross_fitted(self, list(self._check_documents(X)), y, min_per_class=2)
 
     def _fit(self, X, y):
         import torch

@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..keyedvectors import KeyedVectors
 from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS
 from ..utils._state import restore_on_failure
-from ..utils._targets import check_target, cross_fitted
+from ..utils._targets import check_target, fit_cross_fitted
 from ._base import TEXT_PARAMETER_CONSTRAINTS, ModelTokenizedMixin
 from ._static_distil import clear_teacher_cache, distil, zipf_sif_weights
 from ._static_supervised import train_on_target
@@ -386,10 +386,7 @@ class StaticEmbedder(
         """
         if not self.supervised or self.cv is None:
             return self.fit(X, y).transform(X)
-        documents = list(self._check_documents(X))
-        with restore_on_failure(self):  # an interrupted cross-fitting undoes the fit too
-            self.fit(documents, y)
-            return cross_fitted(self, documents, np.asarray(y))
+        return fit_cross_fitted(self, list(self._check_documents(X)), y, min_per_class=1)
 
     def _fit(self, X, y):
         if is_model2vec_dir(self.model):

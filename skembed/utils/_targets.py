@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
-__all__ = ["check_cross_fit_classes", "check_target"]
+__all__ = ["check_cross_fit_classes", "check_target", "cross_fitted", "fit_cross_fitted"]
 
 
 def _is_missing(v):
@@ -95,13 +95,14 @@ def check_target(y, n_documents, *, target_type, estimator, min_per_class=1):
 
 
 def check_cross_fit_classes(y, cv, *, min_per_class, estimator, classes=None):
-    """Refuse a ``cv`` whose inner fits would see a class with too few documents.
+    """Refuse a ``cv`` whose inner fits would get a ``y`` that ``fit`` refuses.
 
     ``StratifiedKFold(cv)`` holds out ``ceil(n_c / cv)`` or fewer of a class's
     ``n_c`` documents per fold, so each inner fit sees at least
-    ``n_c - ceil(n_c / cv)`` of them. Checked before any fit, so that a
-    cross-fitted ``fit_transform`` fails at once and names ``cv``, instead of
-    failing in an inner fit with an error about data the user did not pass.
+    ``n_c - ceil(n_c / cv)`` of them (none of a one-document class in the fold
+    that holds it out). Checked before any fit, so that a cross-fitted
+    ``fit_transform`` fails at once and names ``cv``, instead of failing in an
+    inner fit with an error about data the user did not pass.
 
     Parameters
     ----------
@@ -110,7 +111,8 @@ def check_cross_fit_classes(y, cv, *, min_per_class, estimator, classes=None):
     cv : int
         Number of folds, at least 2.
     min_per_class : int
-        Fewest documents of a class each inner fit needs.
+        Fewest documents a class present in an inner fit may have there (the
+        ``min_per_class`` of the estimator's :func:`check_target`).
     estimator : str
         Name used in the message.
     classes : numpy.ndarray or None, default=None
@@ -119,24 +121,72 @@ def check_cross_fit_classes(y, cv, *, min_per_class, estimator, classes=None):
     Raises
     ------
     ValueError
-        Some class has fewer than ``min_per_class`` documents in some inner
-        fit; the message names the classes, the smallest count that works
-        and the fixes (a lower ``cv`` or ``cv=None``).
+        Some inner fit could see a class with fewer than ``min_per_class``
+        documents, or a single class (fewer than two classes have two or
+        more documents); the message names the classes, the smallest count
+        that works and the fixes (more documents, a lower ``cv`` or ``cv=None``).
     """
     counts = np.bincount(np.asarray(y))
     seen = counts - -(-counts // cv)  # n_c - ceil(n_c / cv)
-    short = np.flatnonzero((seen < min_per_class) & (counts > 0))
+    labels = np.arange(len(counts)) if classes is None else np.asarray(classes)
+    short = np.flatnonzero((seen > 0) & (seen < min_per_class))
     if len(short):
         need = 1
         while need - -(-need // cv) < min_per_class:
             need += 1
-        names = (short if classes is None else np.asarray(classes)[short]).tolist()
         raise ValueError(
             f"cv={cv}: the inner fits of the cross-fitted fit_transform would see fewer than "
-            f"{min_per_class} documents of class(es) {names} (class sizes "
+            f"{min_per_class} documents of class(es) {labels[short].tolist()} (class sizes "
             f"{counts[short].tolist()}); {estimator} needs at least {need} documents per class "
             f"with cv={cv}. Give those classes more documents, lower cv, or set cv=None."
         )
+    if np.count_nonzero(seen > 0) < 2:
+        raise ValueError(
+            f"cv={cv}: an inner fit of the cross-fitted fit_transform could see a single class: "
+            f"only {labels[seen > 0].tolist()} has two or more documents (class sizes "
+            f"{counts.tolist()}). Give a second class at least two documents, or set cv=None."
+        )
+
+
+def fit_cross_fitted(estimator, documents, y, *, min_per_class):
+    """``fit(documents, y)``, then :func:`cross_fitted`: a cross-fitted ``fit_transform``.
+
+    The class sizes are checked first (:func:`check_cross_fit_classes`), and a
+    failure or interruption of the fit or of the cross-fitting leaves
+    ``estimator`` as it was, as a failed ``fit`` does.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Has ``cv`` (an int), ``target_type`` and ``fit``.
+    documents : list of str or of list of str
+    y : array-like of shape (n_documents,)
+    min_per_class : int
+        The ``min_per_class`` of the estimator's :func:`check_target`.
+
+    Returns
+    -------
+    X_new : numpy.ndarray of shape (n_documents, n_features_out)
+
+    Raises
+    ------
+    ValueError
+        The errors of :func:`check_target` and :func:`check_cross_fit_classes`.
+    """
+    from ._state import restore_on_failure
+
+    name = type(estimator).__name__
+    codes, kind, classes = check_target(
+        y, len(documents), target_type=estimator.target_type, estimator=name,
+        min_per_class=min_per_class,
+    )  # fmt: skip
+    if kind != "continuous":
+        check_cross_fit_classes(
+            codes, estimator.cv, min_per_class=min_per_class, estimator=name, classes=classes
+        )
+    with restore_on_failure(estimator):
+        estimator.fit(documents, y)
+        return cross_fitted(estimator, documents, np.asarray(y))
 
 
 def cross_fitted(estimator, documents, y):

@@ -380,12 +380,12 @@ def test_cross_fitting_a_too_small_class_fails_before_any_fine_tuning(tiny_dir):
 def test_interrupted_cross_fitting_leaves_the_estimator_as_it_was(tiny_dir, fitted, monkeypatch):
     import copy
 
-    import skembed.text.setfit as setfit
+    import skembed.utils._targets as targets
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(setfit, "cross_fitted", interrupt)
+    monkeypatch.setattr(targets, "cross_fitted", interrupt)
     est = copy.deepcopy(fitted).set_params(cv=2)
     with pytest.raises(KeyboardInterrupt):  # after the new fit, during the cross-fitting
         est.fit_transform(X[::-1], Y[::-1])

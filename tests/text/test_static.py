@@ -466,8 +466,20 @@ def test_supervised_cross_fitted_fit_transform(tiny):
     np.testing.assert_array_equal(plain.fit_transform(X, y), plain.transform(X))
 
 
+def test_cross_fitting_that_leaves_an_inner_fit_one_class_fails_first(tiny):
+    X, y = labelled()
+    y = np.ones(len(X), dtype=int)
+    y[0] = 0  # class 0 has one document: the inner fit that holds it out sees class 1 only
+    est = make(tiny, supervised=True, random_state=0, epochs=2, cv=3)
+    with pytest.raises(ValueError, match=r"cv=3: an inner fit .* single class: only \[1\]"):
+        est.fit_transform(X, y)
+    assert not hasattr(est, "wv_")  # nothing was fitted
+    y[1] = 0  # two documents of class 0: every inner fit sees both classes
+    assert est.fit_transform(X, y).shape == (len(X), 8)
+
+
 def test_interrupted_cross_fitting_leaves_the_estimator_as_it_was(tiny, monkeypatch):
-    import skembed.text.static as static
+    import skembed.utils._targets as targets
 
     X, y = labelled()
     est = make(tiny, supervised=True, random_state=0, epochs=2, cv=3).fit(X, y)
@@ -476,7 +488,7 @@ def test_interrupted_cross_fitting_leaves_the_estimator_as_it_was(tiny, monkeypa
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(static, "cross_fitted", interrupt)
+    monkeypatch.setattr(targets, "cross_fitted", interrupt)
     with pytest.raises(KeyboardInterrupt):  # after the new fit, during the cross-fitting
         est.fit_transform(X[::-1], y[::-1])
     np.testing.assert_array_equal(est.wv_.vectors, before)

@@ -9,6 +9,9 @@ rows only (as in ``compare``) and embeds the held-out rows with
 Prints, per row: mean accuracy over the folds run, each fold's accuracy, fit
 seconds and transform documents/s (mean over folds); then optionally
 
+* ``--tuning-sample``: the same size of sample, drawn from the rows outside
+  the benchmark sample (disjoint from it), to choose settings on without
+  touching the rows the figures are reported on;
 * ``--curve 250,500,1000``: SetFitEmbedder's budget curve on the first fold:
   ``n_pairs`` -> accuracy -> fit minutes;
 * ``--leakage``: held-out accuracy of a downstream model trained on plain
@@ -117,8 +120,15 @@ def load(args):
         X, y = load_bbc_news()[:2]
     X, y = list(X), np.asarray(y)
     if args.n and args.n < len(X):
-        idx, _ = train_test_split(np.arange(len(X)), train_size=args.n, stratify=y, random_state=0)
+        idx, rest = train_test_split(
+            np.arange(len(X)), train_size=args.n, stratify=y, random_state=0
+        )
+        if args.tuning_sample:
+            # as many rows again, none of them in the benchmark sample: settings are chosen here
+            idx, _ = train_test_split(rest, train_size=args.n, stratify=y[rest], random_state=1)
         X, y = [X[i] for i in idx], y[idx]
+    elif args.tuning_sample:
+        raise SystemExit("--tuning-sample needs --n smaller than the dataset")
     return X, y
 
 
@@ -278,6 +288,11 @@ def main():
         "--only-folds", default=None, help="run only these folds, 1-based, comma-separated"
     )
     p.add_argument("--rows", default=",".join(ROWS), help="comma-separated, or 'none'")
+    p.add_argument(
+        "--tuning-sample",
+        action="store_true",
+        help="draw the --n rows from those outside the benchmark sample (for choosing settings)",
+    )
     # SetFitEmbedder's parameters (its defaults when not given)
     p.add_argument("--n-pairs", type=int, default=None)
     p.add_argument("--epochs", type=int, default=None)
@@ -327,7 +342,8 @@ def main():
         numbers = [int(k) for k in args.only_folds.split(",")]
         folds = [folds[k - 1] for k in numbers]
     print(
-        f"{args.dataset}: {len(X)} documents, {len(set(y))} classes, {args.folds}-fold CV, "
+        f"{args.dataset}{' (tuning sample)' if args.tuning_sample else ''}: "
+        f"{len(X)} documents, {len(set(y))} classes, {args.folds}-fold CV, "
         f"{len(folds)} fold(s) run, threads={args.threads}, load average {os.getloadavg()}"
     )
     rows = [] if args.rows == "none" else args.rows.split(",")

@@ -119,9 +119,11 @@ class SetFitEmbedder(BertPooledEmbedder):
         pairs; at the CPU budgets here larger steps measured better (tweets,
         1,600 training rows, 1,000 cosine pairs: held-out accuracy 0.640
         with 1e-4 against 0.618 with 2e-5; frozen MiniLM 0.620); 5e-5 is the
-        step of the in-batch-negatives runs in ``docs/setfit.md``. Steps of
-        1e-4 to 4e-4 were measured within the fold-to-fold noise of 5e-5 on
-        two 4,000-tweet samples (2e-4: +0.014 on one, -0.005 on the other).
+        step of the in-batch-negatives runs in ``docs/setfit.md``. Larger
+        steps were not better beyond the fold-to-fold noise: 1e-4 to 4e-4
+        scored +0.008 to +0.016 on three folds of a second 4,000-tweet sample,
+        and 2e-4, run on five folds of both samples, gained +0.014 on that
+        one and lost 0.005 on the benchmark's.
     batch_size : int, default=32
         Pairs per optimisation step in ``fit`` (SetFit's default 16; with
         in-batch negatives a larger batch gives each anchor more negatives)

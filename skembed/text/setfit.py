@@ -121,7 +121,7 @@ class SetFitEmbedder(BertPooledEmbedder):
         with 1e-4 against 0.618 with 2e-5; frozen MiniLM 0.620); 5e-5 is the
         step of the in-batch-negatives runs in ``docs/setfit.md``. Larger
         steps were not better beyond the fold-to-fold noise: 1e-4 to 4e-4
-        scored +0.008 to +0.016 on three folds of a second 4,000-tweet sample,
+        scored +0.009 to +0.016 on three folds of a second 4,000-tweet sample,
         and 2e-4, run on five folds of both samples, gained +0.014 on that
         one and lost 0.005 on the benchmark's.
     batch_size : int, default=32

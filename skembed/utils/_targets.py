@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
+from ._state import restore_on_failure
+
 __all__ = ["check_cross_fit_classes", "check_target", "cross_fitted", "fit_cross_fitted"]
 
 
@@ -173,8 +175,6 @@ def fit_cross_fitted(estimator, documents, y, *, min_per_class):
     ValueError
         The errors of :func:`check_target` and :func:`check_cross_fit_classes`.
     """
-    from ._state import restore_on_failure
-
     name = type(estimator).__name__
     codes, kind, classes = check_target(
         y, len(documents), target_type=estimator.target_type, estimator=name,

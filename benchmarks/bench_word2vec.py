@@ -26,6 +26,8 @@ Examples::
 
     python benchmarks/bench_word2vec.py                      # everything
     python benchmarks/bench_word2vec.py --corpora bbc --arch sg --epochs 1   # quick
+    python benchmarks/bench_word2vec.py --corpora bbc --no-cold --no-eval --repeat 7
+        # 7 interleaved rounds per architecture, median ratio and range
     python benchmarks/bench_word2vec.py --corpora debdocs --prefix-tokens 1000000,4000000 \
         --debdocs /path/to/debdocs-11m.txt.gz
 """
@@ -39,6 +41,7 @@ import sys
 import tempfile
 import time
 
+import numpy as np
 from _util import (
     bbc_tokens,
     default_debdocs,
@@ -195,6 +198,14 @@ def main():
         "skembed-noshare = shared_negatives=False); ratios vs gensim",
     )
     ap.add_argument("--seed", type=int, default=0, help="random_state / gensim seed")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="rounds of every tool per corpus and architecture, interleaved (gensim, skembed, "
+        "gensim, skembed, ...); with 2 or more the median of the rounds' ratios is printed "
+        "with their range (this VM's speed drifts by a third between minutes)",
+    )
     ap.add_argument("--no-eval", action="store_true", help="skip the quality evaluation")
     ap.add_argument("--no-cold", action="store_true", help="skip the compiling (cold) run")
     ap.add_argument(
@@ -207,6 +218,8 @@ def main():
     args = ap.parse_args()
     if args.worker:
         return worker(args)
+    if args.repeat < 1:
+        ap.error(f"--repeat must be at least 1, got {args.repeat}")
 
     params = dict(
         vector_size=100,
@@ -272,50 +285,65 @@ def main():
     print("-" * len(header))
     for cname, cspec in corpora:
         for arch in archs:
-            res = {}
-            for tool in tools:
-                spec = {
-                    "tool": tool,
-                    "params": dict(params, sg=int(arch == "sg")),
-                    "evaluate": not args.no_eval,
-                    "warmup": args.warmup,
-                    "seed": args.seed,
-                    **cspec,
-                }
-                res[tool] = r = run(spec)
-                words = r["n_tokens"] * args.epochs
-                r["wps"] = words / r["fit_time"]
-                r["train_wps"] = words / r["train_time"]
-                ratio = (
-                    (r["wps"] / res["gensim"]["wps"])
-                    if tool != "gensim" and "gensim" in res
-                    else None
-                )
-                print(
-                    f"{cname:<16} {arch:<5} {tool:<8} {r['fit_time']:7.1f} "
-                    f"{r['train_time']:8.1f} {r['wps'] / 1e6:9.3f} {r['train_wps'] / 1e6:10.3f} "
-                    f"{fmt(ratio, '6.2f') if ratio else '':>6} {r['peak_rss_mb']:7.0f} "
-                    f"{r['peak_rss_mb'] - r['base_rss_mb']:7.0f} "
-                    f"{fmt(r.get('wordsim')):>6} {fmt(r.get('simlex')):>6} "
-                    f"{fmt(r.get('analogy')):>7}",
-                    flush=True,
-                )
-            for tool in [t for t in res if t.startswith("skembed") and "gensim" in res]:
-                s, g = res[tool], res["gensim"]
-                print(
-                    f"{'':<16} {arch:<5} {tool:<8} fit words/s x{s['wps'] / g['wps']:.2f}, "
-                    f"train words/s x{s['train_wps'] / g['train_wps']:.2f}, RSS "
-                    f"x{s['peak_rss_mb'] / g['peak_rss_mb']:.2f} (added by the fit: "
-                    f"x{(s['peak_rss_mb'] - s['base_rss_mb']) / (g['peak_rss_mb'] - g['base_rss_mb']):.2f})",
-                    flush=True,
-                )
-            if args.warmup:
-                print(
-                    "# warm-up fit before each timed fit (not counted): "
-                    + ", ".join(f"{t} {r['warmup_time']:.2f} s" for t, r in res.items()),
-                    flush=True,
-                )
-            print(f"# load average {loadavg()}", flush=True)
+            ratios = {}  # tool -> per-round (fit words/s ratio, train words/s ratio)
+            for _ in range(args.repeat):
+                _one_round(args, params, tools, cname, cspec, arch, ratios)
+            if args.repeat > 1:
+                for tool, rs in ratios.items():
+                    fit_r = np.array([r[0] for r in rs])
+                    train_r = np.array([r[1] for r in rs])
+                    print(
+                        f"{'':<16} {arch:<5} {tool:<8} median of {len(rs)} rounds: fit words/s "
+                        f"x{np.median(fit_r):.2f} (x{fit_r.min():.2f}-x{fit_r.max():.2f}), "
+                        f"train words/s x{np.median(train_r):.2f} "
+                        f"(x{train_r.min():.2f}-x{train_r.max():.2f})",
+                        flush=True,
+                    )
+
+
+def _one_round(args, params, tools, cname, cspec, arch, ratios):
+    """Fit every tool once on one corpus and architecture, print the rows and the ratios."""
+    res = {}
+    for tool in tools:
+        spec = {
+            "tool": tool,
+            "params": dict(params, sg=int(arch == "sg")),
+            "evaluate": not args.no_eval,
+            "warmup": args.warmup,
+            "seed": args.seed,
+            **cspec,
+        }
+        res[tool] = r = run(spec)
+        words = r["n_tokens"] * args.epochs
+        r["wps"] = words / r["fit_time"]
+        r["train_wps"] = words / r["train_time"]
+        ratio = (r["wps"] / res["gensim"]["wps"]) if tool != "gensim" and "gensim" in res else None
+        print(
+            f"{cname:<16} {arch:<5} {tool:<8} {r['fit_time']:7.1f} "
+            f"{r['train_time']:8.1f} {r['wps'] / 1e6:9.3f} {r['train_wps'] / 1e6:10.3f} "
+            f"{fmt(ratio, '6.2f') if ratio else '':>6} {r['peak_rss_mb']:7.0f} "
+            f"{r['peak_rss_mb'] - r['base_rss_mb']:7.0f} "
+            f"{fmt(r.get('wordsim')):>6} {fmt(r.get('simlex')):>6} "
+            f"{fmt(r.get('analogy')):>7}",
+            flush=True,
+        )
+    for tool in [t for t in res if t.startswith("skembed") and "gensim" in res]:
+        s, g = res[tool], res["gensim"]
+        ratios.setdefault(tool, []).append((s["wps"] / g["wps"], s["train_wps"] / g["train_wps"]))
+        print(
+            f"{'':<16} {arch:<5} {tool:<8} fit words/s x{s['wps'] / g['wps']:.2f}, "
+            f"train words/s x{s['train_wps'] / g['train_wps']:.2f}, RSS "
+            f"x{s['peak_rss_mb'] / g['peak_rss_mb']:.2f} (added by the fit: "
+            f"x{(s['peak_rss_mb'] - s['base_rss_mb']) / (g['peak_rss_mb'] - g['base_rss_mb']):.2f})",
+            flush=True,
+        )
+    if args.warmup:
+        print(
+            "# warm-up fit before each timed fit (not counted): "
+            + ", ".join(f"{t} {r['warmup_time']:.2f} s" for t, r in res.items()),
+            flush=True,
+        )
+    print(f"# load average {loadavg()}", flush=True)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,32 @@ def test_word2vec_vocabulary_releases_the_provisional_words():
     assert corpus.keys is None  # training needs only the ids and the remap
 
 
+def test_encoded_corpus_ids_pieces_and_counts(monkeypatch):
+    from skembed.text import _word2vec_training as training
+
+    monkeypatch.setattr(training, "MAX_DOCUMENT_LENGTH", 3)
+    docs = [["b", "a", "b", "c"], [], ["a", "b", "d", "a", "e", "b", "c"]]
+    corpus = training.EncodedCorpus(docs, build_analyzer(), chunk_tokens=4)
+    # provisional ids in first-seen order: b 0, a 1, c 2, d 3, e 4; pieces of at most 3
+    assert corpus.keys == ["b", "a", "c", "d", "e"]
+    np.testing.assert_array_equal(corpus.counts, [4, 3, 2, 1, 1])
+    assert (corpus.n_tokens, corpus.n_documents, corpus.max_length) == (11, 3, 3)
+    chunks = list(corpus.chunks(with_documents=True))
+    assert len(chunks) == 2  # flushed after a document once 4 ids or more are waiting
+    ids = np.concatenate([c[0] for c in chunks])
+    lengths = np.concatenate([np.diff(c[1]) for c in chunks])
+    doc_of = np.concatenate([c[2] for c in chunks])
+    np.testing.assert_array_equal(ids, [0, 1, 0, 2, 1, 0, 3, 1, 4, 0, 2])
+    np.testing.assert_array_equal(lengths, [3, 1, 0, 3, 3, 1])  # the empty document too
+    np.testing.assert_array_equal(doc_of, [0, 0, 1, 2, 2, 2])
+
+    fixed = training.EncodedCorpus(docs, build_analyzer(), key_to_index={"a": 0, "b": 1})
+    assert fixed.keys is None and fixed.counts is None and fixed.n_tokens == 11
+    ((ids, offsets),) = fixed.chunks()
+    np.testing.assert_array_equal(ids, [1, 0, 1, 0, 1, 0, 1])  # c, d, e dropped
+    np.testing.assert_array_equal(offsets, [0, 3, 3, 6, 7])
+
+
 def test_encode_drops_unknown_and_keeps_offsets():
     ids, offsets, n_tokens = encode([["a", "x", "b"], [], ["b"]], {"a": 0, "b": 1})
     np.testing.assert_array_equal(ids, [0, 1, 1])

@@ -329,10 +329,11 @@ def _one_round(args, params, tools, cname, cspec, arch, ratios):
         )
     for tool in [t for t in res if t.startswith("skembed") and "gensim" in res]:
         s, g = res[tool], res["gensim"]
-        ratios.setdefault(tool, []).append((s["wps"] / g["wps"], s["train_wps"] / g["train_wps"]))
+        fit_ratio, train_ratio = s["wps"] / g["wps"], s["train_wps"] / g["train_wps"]
+        ratios.setdefault(tool, []).append((fit_ratio, train_ratio))
         print(
-            f"{'':<16} {arch:<5} {tool:<8} fit words/s x{s['wps'] / g['wps']:.2f}, "
-            f"train words/s x{s['train_wps'] / g['train_wps']:.2f}, RSS "
+            f"{'':<16} {arch:<5} {tool:<8} fit words/s x{fit_ratio:.2f}, "
+            f"train words/s x{train_ratio:.2f}, RSS "
             f"x{s['peak_rss_mb'] / g['peak_rss_mb']:.2f} (added by the fit: "
             f"x{(s['peak_rss_mb'] - s['base_rss_mb']) / (g['peak_rss_mb'] - g['base_rss_mb']):.2f})",
             flush=True,

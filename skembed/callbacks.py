@@ -83,6 +83,7 @@ class Callback:
         Returns
         -------
         stop : bool or None
+            ``True`` stops training after this epoch; ``False`` or ``None`` goes on.
         """
         return None
 
@@ -155,6 +156,18 @@ class EarlyStopping(Callback):
         self._best_weights = None
 
     def on_train_begin(self, estimator):
+        """Forget the previous fit's best score, so each fit stops on its own history.
+
+        Parameters
+        ----------
+        estimator : estimator
+            The estimator being fitted.
+
+        Raises
+        ------
+        TypeError
+            If ``restore_best_weights=True`` and the estimator cannot copy its weights.
+        """
         self._reset()
         if self.restore_best_weights and not (
             hasattr(estimator, "_snapshot_weights") and hasattr(estimator, "_restore_weights")
@@ -166,6 +179,25 @@ class EarlyStopping(Callback):
             )
 
     def on_epoch_end(self, estimator, record):
+        """Update the best score and count the epochs without improvement.
+
+        Parameters
+        ----------
+        estimator : estimator
+            The estimator being fitted.
+        record : dict
+            The epoch's history record; ``record[monitor]`` is compared with the best so far.
+
+        Returns
+        -------
+        stop : bool
+            ``True`` once ``patience`` epochs in a row did not improve on the best by ``tol``.
+
+        Raises
+        ------
+        ValueError
+            If the records have no ``monitor`` key (the message lists the keys they have).
+        """
         if self.monitor not in record:
             raise ValueError(
                 f"EarlyStopping monitors {self.monitor!r}, but the history records have only "
@@ -184,6 +216,13 @@ class EarlyStopping(Callback):
         return self._bad >= self.patience
 
     def on_train_end(self, estimator):
+        """Put the best epoch's weights back, if ``restore_best_weights=True``.
+
+        Parameters
+        ----------
+        estimator : estimator
+            The estimator being fitted.
+        """
         if self.restore_best_weights and self._best_weights is not None:
             estimator._restore_weights(self._best_weights)
         self._best_weights = None  # do not keep a copy of the weights alive

@@ -182,6 +182,7 @@ def worker_threads(default=None):
     Returns
     -------
     n_threads : int or None
+        The worker's thread count, or ``None`` outside a Dask worker.
 
     Examples
     --------
@@ -270,7 +271,7 @@ def transform(estimator, collection, *, client=None, output=None):
     Returns
     -------
     embedding : dask.dataframe.DataFrame or dask.array.Array
-        dtype the estimator's ``dtype`` (float32 by default); a bag gives
+        Its dtype is the estimator's ``dtype`` (float32 by default); a bag gives
         chunks of unknown length (``compute_chunk_sizes()`` finds them).
 
     Raises

@@ -30,7 +30,9 @@ def load_word_pairs(path):
     Returns
     -------
     pairs : list of (str, str)
+        The word pairs, in file order.
     scores : numpy.ndarray of shape (n_pairs,), float64
+        The human similarity score of each pair.
 
     Raises
     ------
@@ -137,6 +139,7 @@ def load_analogies(path):
     Parameters
     ----------
     path : str or os.PathLike
+        Text file, e.g. ``questions-words.txt`` of the word2vec tool.
 
     Returns
     -------
@@ -183,6 +186,7 @@ def word_analogy(
     Parameters
     ----------
     kv : KeyedVectors
+        The word vectors to test (e.g. an estimator's ``wv_``).
     questions : str, os.PathLike or dict
         A Google-format file (see :func:`load_analogies`) or its parsed result.
     restrict_vocab : int or None, default=300000
@@ -195,6 +199,7 @@ def word_analogy(
         Goldberg 2014, "Linguistic Regularities in Sparse and Explicit Word
         Representations"). The three question words are never answers.
     case_insensitive : bool, default=True
+        Lowercase words of the questions and of the vocabulary.
     batch_size : int, default=512
         Questions scored per matrix product (memory ~ ``batch_size * n_words * 4`` bytes).
 

@@ -88,6 +88,7 @@ class KeyedVectors:
     # ------------------------------------------------------------------ basics
     @property
     def vector_size(self) -> int:
+        """Number of dimensions of each vector (``vectors.shape[1]``)."""
         return int(self.vectors.shape[1])
 
     def __len__(self) -> int:
@@ -100,7 +101,18 @@ class KeyedVectors:
         return f"<KeyedVectors: {len(self)} words, vector_size={self.vector_size}>"
 
     def get_index(self, key) -> int:
-        """Row index of ``key``; raises ``KeyError`` naming the word if absent."""
+        """Row index of ``key``; raises ``KeyError`` naming the word if absent.
+
+        Parameters
+        ----------
+        key : str
+            A vocabulary word.
+
+        Returns
+        -------
+        int
+            Its row in :attr:`vectors`.
+        """
         try:
             return self.key_to_index[key]
         except KeyError:
@@ -119,7 +131,20 @@ class KeyedVectors:
         return self.vectors[[self.get_index(k) for k in key]]
 
     def get_vector(self, key, norm=False):
-        """Vector of ``key``, unit-normalised when ``norm`` is true."""
+        """Vector of ``key``; raises ``KeyError`` if absent.
+
+        Parameters
+        ----------
+        key : str
+            A vocabulary word.
+        norm : bool, default=False
+            Return the vector divided by its L2 norm.
+
+        Returns
+        -------
+        numpy.ndarray of shape (vector_size,), float32
+            The word's row.
+        """
         i = self.get_index(key)
         if norm:
             return self.vectors[i] / max(self.norms[i], 1e-12)
@@ -167,7 +192,18 @@ class KeyedVectors:
 
     # ------------------------------------------------------------------ similarity
     def similarity(self, w1, w2) -> float:
-        """Cosine similarity of two words (0.0 if either vector is zero)."""
+        """Cosine similarity of two words; raises ``KeyError`` for an unknown word.
+
+        Parameters
+        ----------
+        w1, w2 : str
+            Two vocabulary words.
+
+        Returns
+        -------
+        float
+            Their cosine similarity; 0.0 if either vector is zero.
+        """
         a, b = self[w1], self[w2]
         na, nb = np.linalg.norm(a), np.linalg.norm(b)
         if na == 0 or nb == 0:
@@ -246,6 +282,7 @@ class KeyedVectors:
         Parameters
         ----------
         path : str or os.PathLike
+            The file to write.
         binary : bool, default=False
             Binary layout of the original word2vec tool (``word`` + space +
             ``vector_size`` little-endian float32, then ``\\n``); text otherwise.
@@ -275,6 +312,7 @@ class KeyedVectors:
         Parameters
         ----------
         path : str or os.PathLike
+            The file to read.
         binary : bool, default=False
             The binary layout (see :meth:`save_word2vec_format`).
         no_header : bool, default=False
@@ -350,9 +388,11 @@ class FastTextKeyedVectors(KeyedVectors):
     vectors_ngrams : array-like of shape (bucket, vector_size)
         One row per hash bucket.
     index_to_key : sequence of str of length n_words
+        The vocabulary, one word per row of ``vectors_vocab``.
     min_n, max_n : int
         Character n-gram lengths (``max_n < min_n`` disables n-grams).
     counts : array-like of shape (n_words,) or None, default=None
+        Corpus frequency of each word, if known.
 
     Attributes
     ----------
@@ -364,6 +404,12 @@ class FastTextKeyedVectors(KeyedVectors):
     ngram_indptr, ngram_indices : numpy.ndarray
         CSR of each vocabulary word's n-gram bucket rows.
 
+    Raises
+    ------
+    KeyError
+        Looking up an unknown word in a model without n-gram buckets
+        (``bucket=0``).
+
     Notes
     -----
     ``word in kv`` is true only for vocabulary words (unlike gensim, whose
@@ -371,12 +417,6 @@ class FastTextKeyedVectors(KeyedVectors):
     :meth:`has_vector` to know whether a string gets a non-zero vector.
     ``kv[word]``, :meth:`get_vector`, :meth:`similarity` and
     :meth:`most_similar` accept any string.
-
-    Raises
-    ------
-    KeyError
-        Looking up an unknown word in a model without n-gram buckets
-        (``bucket=0``).
 
     References
     ----------
@@ -446,6 +486,7 @@ class FastTextKeyedVectors(KeyedVectors):
         Parameters
         ----------
         key : str
+            Any string.
         norm : bool, default=False
             Return the unit-length vector (zeros stay zeros).
 
@@ -483,10 +524,12 @@ class FastTextKeyedVectors(KeyedVectors):
         Parameters
         ----------
         words : sequence of str
+            Any strings.
 
         Returns
         -------
         vectors : numpy.ndarray of shape (len(words), vector_size), float32
+            One row per string, as :meth:`get_vector` gives it.
         has_vector : numpy.ndarray of shape (len(words),), bool
             False for strings outside the vocabulary without any n-gram
             (their row is zero).

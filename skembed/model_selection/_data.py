@@ -36,13 +36,16 @@ def usable_rows(X, y, *, drop_empty_text=False):
     Parameters
     ----------
     X : list of str, array-like or pandas.DataFrame, n_rows long
+        Documents or a table.
     y : array-like of shape (n_rows,)
+        Labels or target values; ``None``/NaN marks a missing label.
     drop_empty_text : bool, default=False
         Also drop documents that are missing or only whitespace (``X`` a list of str).
 
     Returns
     -------
     keep : numpy.ndarray of bool, shape (n_rows,)
+        True for the rows to compare.
     dropped : dict of str to int
         ``{"missing label": n, "empty text": m}`` (rows counted once, under
         the first reason that applies).

@@ -96,7 +96,18 @@ def downstream_values(task):
 
 
 def downstream_description(task="classification"):
-    """The downstream model in words (leaderboard header, ``downstream`` column)."""
+    """The downstream model in words (leaderboard header, ``downstream`` column).
+
+    Parameters
+    ----------
+    task : {"classification", "regression"}, default="classification"
+        The task whose downstream model is described.
+
+    Returns
+    -------
+    str
+        E.g. ``"StandardScaler (sparse TF-IDF unscaled) -> LogisticRegression, C in [...]"``.
+    """
     if task == "regression":
         return (
             "StandardScaler (sparse TF-IDF unscaled) -> Ridge, "

@@ -144,6 +144,7 @@ def load_pipeline(path, *, allow_pickle=False):
     Parameters
     ----------
     path : str or os.PathLike
+        A ``.skops`` file, or a joblib file (with ``allow_pickle=True``).
     allow_pickle : bool, default=False
         Load a joblib (pickle) file. Only for files from a source you trust.
 

@@ -24,6 +24,16 @@ def infer_task(y):
     with more than :data:`MAX_CLASSES` distinct values, are a regression
     target; anything else (strings, booleans, few integers) is a class label.
 
+    Parameters
+    ----------
+    y : array-like of shape (n_rows,)
+        The target.
+
+    Returns
+    -------
+    {"regression", "classification"}
+        The task ``compare_embedders(task="auto")`` runs.
+
     Examples
     --------
     >>> from skembed.model_selection import infer_task
@@ -44,6 +54,18 @@ def infer_task(y):
 
 def check_regression_data(y, cv):
     """Check that ``y`` is a numeric target ``cv`` folds can be made of.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_rows,)
+        The target: numbers, or strings that parse as numbers.
+    cv : int or cross-validation generator
+        The folds to make; an integer is checked against the number of rows.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_rows,), float64
+        The target as numbers.
 
     Raises
     ------

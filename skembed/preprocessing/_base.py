@@ -84,10 +84,12 @@ class _DelegatingTransformer(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features_out)
+            Rows as :meth:`transform` returns them.
 
         Returns
         -------
         X_original : numpy.ndarray of shape (n_samples, n_features_in_)
+            The rows in the input's columns (the wrapped scikit-learn transformer's inverse).
         """
         return self._inner().inverse_transform(X)
 
@@ -102,5 +104,6 @@ class _DelegatingTransformer(TransformerMixin, BaseEstimator):
         Returns
         -------
         feature_names_out : numpy.ndarray of str objects
+            One name per output column, as the wrapped scikit-learn transformer names them.
         """
         return self._inner().get_feature_names_out(input_features)

@@ -67,11 +67,6 @@ class OneHotEmbedder(_DelegatingTransformer):
         category with ``handle_unknown="error"`` (scikit-learn's message,
         naming the column and category).
 
-    References
-    ----------
-    scikit-learn's ``OneHotEncoder`` (Pedregosa et al. 2011, "Scikit-learn:
-    Machine Learning in Python", JMLR 12), to which all computation is delegated.
-
     See Also
     --------
     LabelEmbedder : one integer code per column instead of indicator columns.
@@ -81,6 +76,11 @@ class OneHotEmbedder(_DelegatingTransformer):
     -----
     Missing values (``None``/NaN) are treated as their own category.
     Output shape: ``(n_samples, sum_j n_categories_j)``, minus dropped columns.
+
+    References
+    ----------
+    scikit-learn's ``OneHotEncoder`` (Pedregosa et al. 2011, "Scikit-learn:
+    Machine Learning in Python", JMLR 12), to which all computation is delegated.
 
     Examples
     --------
@@ -189,11 +189,6 @@ class LabelEmbedder(_DelegatingTransformer):
     ValueError
         Invalid parameters, or a column count different from ``fit``'s.
 
-    References
-    ----------
-    scikit-learn's ``OrdinalEncoder`` (Pedregosa et al. 2011, JMLR 12), to
-    which all computation is delegated.
-
     See Also
     --------
     OneHotEmbedder : indicator columns instead of codes.
@@ -203,6 +198,11 @@ class LabelEmbedder(_DelegatingTransformer):
     This encodes feature columns (2-D ``X``); for a target vector use
     :class:`sklearn.preprocessing.LabelEncoder`. Output shape:
     ``(n_samples, n_features_in_)``.
+
+    References
+    ----------
+    scikit-learn's ``OrdinalEncoder`` (Pedregosa et al. 2011, JMLR 12), to
+    which all computation is delegated.
 
     Examples
     --------

@@ -49,6 +49,16 @@ class ScalerEmbedder(_DelegatingTransformer):
     feature_names_in_ : numpy.ndarray of str, shape (n_features_in_,)
         Only when ``X`` had string column names.
 
+    Raises
+    ------
+    ValueError
+        An unknown ``method``, non-numeric input, or a column count different
+        from ``fit``'s (scikit-learn's validation messages).
+
+    See Also
+    --------
+    OneHotEmbedder : for categorical columns.
+
     Notes
     -----
     NaNs are ignored in ``fit`` and kept in ``transform`` (as in
@@ -56,20 +66,10 @@ class ScalerEmbedder(_DelegatingTransformer):
     output shape equals input shape. Constant columns are mapped to 0 (their
     scale is taken as 1), never to NaN.
 
-    Raises
-    ------
-    ValueError
-        An unknown ``method``, non-numeric input, or a column count different
-        from ``fit``'s (scikit-learn's validation messages).
-
     References
     ----------
     scikit-learn's ``StandardScaler``, ``MinMaxScaler`` and ``RobustScaler``
     (Pedregosa et al. 2011, JMLR 12), to which all computation is delegated.
-
-    See Also
-    --------
-    OneHotEmbedder : for categorical columns.
 
     Examples
     --------

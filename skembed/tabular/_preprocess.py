@@ -49,6 +49,16 @@ def categories_as_str(X):
 
     Casting to ``str`` makes columns of mixed types (bools and NaN, ints and
     strings) sortable by the one-hot encoder.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame or array-like of shape (n_samples, n_columns) or (n_samples,)
+        The categorical columns.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples, n_columns), object
+        Each value as ``str``; missing values (None, NaN, NA) as ``MISSING_CATEGORY``.
     """
     values = X.to_numpy(dtype=object) if _is_dataframe(X) else np.asarray(X, dtype=object)
     if values.ndim == 1:
@@ -133,6 +143,11 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
         Numeric columns with a single value in ``fit`` → that value
         (reconstructed exactly).
     n_features_out_ : int
+
+    References
+    ----------
+    scikit-learn's ``ColumnTransformer``, ``SimpleImputer``, ``OneHotEncoder`` and scalers
+    (Pedregosa et al. 2011, JMLR 12), to which the computation is delegated.
     """
 
     def __init__(
@@ -252,21 +267,69 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
         return out
 
     def fit(self, X, y=None):
-        """Build and fit the column transformer on ``X`` (DataFrame or 2-D array)."""
+        """Build and fit the column transformer on ``X``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            The table; numeric and categorical columns are told apart by their values.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : TabularPreprocessor
+            Fitted.
+        """
         self._fit(X)
         return self
 
     def fit_transform(self, X, y=None):
-        """Fit on ``X`` and return its preprocessed rows (one pass of the column transformer)."""
+        """Fit on ``X`` and return its preprocessed rows (one pass of the column transformer).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            The table.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, n_features_out_), ``dtype``
+            Equal to ``fit(X).transform(X)``.
+        """
         return np.asarray(self._fit(X), dtype=self.dtype)
 
     def transform(self, X):
-        """Preprocessed rows, ``(n_samples, n_features_out_)`` of ``dtype``."""
+        """Preprocess rows with the fitted column transformer.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen in ``fit``.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, n_features_out_), ``dtype``
+            Numeric columns scaled, categorical columns one-hot.
+        """
         check_is_fitted(self, "column_transformer_")
         return np.asarray(self.column_transformer_.transform(X), dtype=self.dtype)
 
     def get_feature_names_out(self, input_features=None):
-        """Output column names of the column transformer."""
+        """Output column names of the column transformer.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input column names; default ``feature_names_in_`` or ``x0, x1, ...``.
+
+        Returns
+        -------
+        numpy.ndarray of str (object)
+            One name per output column.
+        """
         check_is_fitted(self, "column_transformer_")
         return self.column_transformer_.get_feature_names_out(input_features)
 

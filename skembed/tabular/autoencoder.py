@@ -39,7 +39,9 @@ class AutoencoderEmbedder(BaseTabularEmbedder):
         validation loss has not improved by ``tol`` (relative) for
         ``patience`` epochs, and restore the best weights.
     validation_fraction : float in (0, 1), default=0.1
+        Share of the rows held out for early stopping.
     patience : int, default=10
+        Epochs without improvement before early stopping ends training.
     tol : float, default=1e-4
         Relative improvement that resets the patience counter.
     weight_decay : float, default=0.0

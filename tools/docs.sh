@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The docs command: set-up (idempotent), then the site into docs/_build/html with Sphinx,
 # warnings as errors. Every gallery example (examples/plot_*.py) runs during the build;
-# sphinx-gallery re-runs only the examples whose file changed since the last build.
+# sphinx-gallery re-runs only the examples whose file changed since the last build. Then the
+# screenshot test of tests/test_docs.py checks the built pages in headless Chromium.
 # Extra arguments go to sphinx-build (e.g. -D plot_gallery=0 to skip running the examples).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,8 +14,11 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -c "import sphinx, numpydoc, sphinx_gallery, myst_parser, pydata_sphinx_theme"
     echo "$want" > "$stamp"
 fi
-# examples print no progress bars, and use the machine's two cores without oversubscribing
+# the gallery examples print no progress bars
 export TQDM_DISABLE=1
 start=$(date +%s)
 .venv/bin/python -m sphinx -W --keep-going -b html docs docs/_build/html "$@"
 echo "docs built in $(( $(date +%s) - start )) s: docs/_build/html/index.html"
+# the built pages, opened in headless Chromium (skipped where no Chromium is installed):
+# title, navigation and images rendered; screenshots in docs/_build/screenshots/
+.venv/bin/python -m pytest -p no:xdist -q -p no:cacheprovider tests/test_docs.py -k renders_in_chromium

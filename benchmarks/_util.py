@@ -221,3 +221,47 @@ def word_scores(kv, *, analogy=False, restrict_vocab=None) -> dict:
         kwargs = {} if restrict_vocab is None else {"restrict_vocab": restrict_vocab}
         out["analogy"] = word_analogy(kv, datapath("questions-words.txt"), **kwargs)["accuracy"]
     return out
+
+
+def reference_loop(model, loss_of, x, *, epochs, batch_size, lr, seed):
+    """The benchmarks' one hand-written torch training loop: the floor an estimator is timed against.
+
+    Shuffled minibatches of the rows of ``x``, AdamW, no callbacks, history, validation or
+    divergence checks: what a user would write by hand around the same module and loss.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Trained in place (built by the caller under its own seed).
+    loss_of : callable
+        ``loss_of(model, batch) -> scalar tensor``.
+    x : torch.Tensor of shape (n_rows, ...)
+        The training rows.
+    epochs, batch_size : int
+    lr : float
+        AdamW's learning rate.
+    seed : int
+        Seeds the shuffling.
+
+    Returns
+    -------
+    seconds : list of float
+        Wall-clock seconds of each epoch.
+    """
+    import torch
+
+    gen = torch.Generator().manual_seed(int(seed))
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    n = x.shape[0]
+    times = []
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        model.train()
+        perm = torch.randperm(n, generator=gen)
+        for i in range(0, n, batch_size):
+            loss = loss_of(model, x[perm[i : i + batch_size]])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        times.append(time.perf_counter() - t0)
+    return times

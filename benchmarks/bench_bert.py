@@ -36,7 +36,7 @@ def bench_speed(args, docs):
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from skembed.text.bert import BertPooledEmbedder
+    from skembed.text.transformer._bert import BertPooledEmbedder
     from skembed.utils._compute import limit_threads
 
     st = SentenceTransformer(minilm_dir(), device="cpu")
@@ -84,7 +84,7 @@ def bench_speed(args, docs):
 
 
 def bench_int8(args, docs, speed):
-    from skembed.text.bert import BertPooledEmbedder
+    from skembed.text.transformer._bert import BertPooledEmbedder
 
     print(f"\n== int8 dynamic quantisation ({len(docs)} documents) ==")
     print(
@@ -117,8 +117,8 @@ def bench_grid(args):
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
     from sklearn.pipeline import make_pipeline
 
-    from skembed.text._transformer.cache import EmbeddingCache
-    from skembed.text.bert import BertPooledEmbedder
+    from skembed.text.transformer._bert import BertPooledEmbedder
+    from skembed.text.transformer._cache import EmbeddingCache
 
     docs, y = bbc_sample(args.grid_docs)
     L = args.grid_max_length
@@ -154,7 +154,7 @@ def bench_grid(args):
 
 
 def memory_child(n, max_length, threads, batch_size):
-    from skembed.text.bert import BertPooledEmbedder
+    from skembed.text.transformer._bert import BertPooledEmbedder
 
     docs, _ = bbc_sample(n)
     est = BertPooledEmbedder(

@@ -47,7 +47,7 @@ def _cosine(a, b):
 
 
 def _estimator(args, L, backend, quantize, **extra):
-    from skembed.text.bert import BertPooledEmbedder
+    from skembed.text.transformer._bert import BertPooledEmbedder
 
     return BertPooledEmbedder(
         device="cpu",
@@ -66,7 +66,7 @@ def _cpu_line():
     """The CPU model and its vector / int8 extensions: int8 speed depends on them."""
     import platform
 
-    from skembed.text._transformer import export as _export
+    from skembed.text.transformer import _export as _export
 
     model = platform.processor() or platform.machine()
     try:

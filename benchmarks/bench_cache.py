@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from skembed.text._transformer.cache import EmbeddingCache, text_hash  # noqa: E402
+from skembed.text.transformer._cache import EmbeddingCache, text_hash  # noqa: E402
 
 NS = "bench"
 

@@ -84,7 +84,7 @@ class GensimDoc2Vec:
 
 
 def skembed_estimator(dm, epochs, n_jobs=2, shared_negatives=True):
-    from skembed.text.doc2vec import Doc2VecTransformer
+    from skembed.text.word2vec._doc2vec import Doc2VecTransformer
 
     return Doc2VecTransformer(
         dm=dm, epochs=epochs, random_state=0, n_jobs=n_jobs, alpha=0.025, min_alpha=1e-4,

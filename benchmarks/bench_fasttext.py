@@ -56,7 +56,7 @@ def child(spec):
     p = spec["params"]
     cpu0, t0 = time.process_time(), time.perf_counter()
     if spec["tool"].startswith("skembed"):
-        from skembed.text.fasttext import FastTextTransformer
+        from skembed.text.word2vec._fasttext import FastTextTransformer
 
         est = FastTextTransformer(
             vector_size=p["vector_size"],

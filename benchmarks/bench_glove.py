@@ -88,7 +88,7 @@ def _evaluate(kv):
 
 
 def worker_glove(args):
-    from skembed.text.glove import GloVeTransformer
+    from skembed.text.count._glove import GloVeTransformer
 
     docs = _load(args.corpus, args.repeat, args.lines)
     base_rss = _status("VmRSS")

@@ -107,7 +107,7 @@ def train_w2v(
     """Train on ``enc``; returns (KeyedVectors, train seconds, final mean loss)."""
     import torch
 
-    from skembed.kernels import _sampling
+    from skembed.kernels import sampling as _sampling
     from skembed.kernels.word2vec import prepare_chunk
     from skembed.keyedvectors import KeyedVectors
 
@@ -231,7 +231,7 @@ def section_w2v(args, device):
 def section_glove(args, device):
     from skembed.kernels.word2vec import prepare_chunk
     from skembed.text import GloVeTransformer
-    from skembed.text._cooccurrence import cooccurrence_matrix
+    from skembed.text.count._cooccurrence import cooccurrence_matrix
 
     print(f"\n== GloVe: debdocs first {args.prefix_tokens or 'all'} tokens, window 10 ==")
     t0 = time.perf_counter()
@@ -499,7 +499,7 @@ def main(argv=None):
         if s not in SECTIONS:
             parser.error(f"unknown section {s!r}; choose from {SECTIONS}")
     if "bert" in sections and args.model is None:
-        from skembed.text._transformer.loading import DEFAULT_MODEL
+        from skembed.text.transformer._loading import DEFAULT_MODEL
 
         args.model = DEFAULT_MODEL
     runners = {

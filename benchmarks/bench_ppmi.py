@@ -18,8 +18,8 @@ import json, resource, time
 import numpy as np
 from skembed.datasets import load_bbc_news
 from skembed.text._analyzer import build_analyzer, build_vocabulary, count_words, encode, tokenize
-from skembed.text._cooccurrence import cooccurrence_matrix
-from skembed.text.ppmi import PPMIEmbedder, ppmi_matrix
+from skembed.text.count._cooccurrence import cooccurrence_matrix
+from skembed.text.count._ppmi import PPMIEmbedder, ppmi_matrix
 from sklearn.utils.extmath import randomized_svd
 texts, _ = load_bbc_news()
 texts = texts * {scale}

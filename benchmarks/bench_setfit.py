@@ -152,7 +152,7 @@ def evaluate(est, X, y, train, test):
 
 
 def train_speed(args, X, y, train, test):
-    import skembed.text.setfit as setfit_module
+    import skembed.text.transformer._setfit as setfit_module
 
     Xtr = [X[i] for i in train]
     size = setfit_module._CPU_MICRO_BATCH

@@ -48,8 +48,8 @@ def bench_fit(args, workdir):
     from transformers import AutoModel
 
     from skembed.text import static as static_mod
-    from skembed.text._transformer import loading as _hf
-    from skembed.text.static import StaticEmbedder
+    from skembed.text.transformer import _loading as _hf
+    from skembed.text.transformer._static import StaticEmbedder
 
     torch.set_num_threads(args.threads)
     AutoModel.from_pretrained(minilm_dir())  # warm: imports and the page cache of the weights
@@ -81,7 +81,7 @@ def bench_fit(args, workdir):
 def bench_transform(args, docs, ours, m2v_dir):
     from model2vec import StaticModel
 
-    from skembed.text.bert import BertPooledEmbedder
+    from skembed.text.transformer._bert import BertPooledEmbedder
 
     out = {}
     best, _ = best_of(ours.transform, args.repeats, docs)
@@ -101,8 +101,8 @@ def bench_transform(args, docs, ours, m2v_dir):
 
 def bench_accuracy(args, docs, labels, m2v_dir):
     from skembed.model_selection import compare_embedders
-    from skembed.text.bert import BertPooledEmbedder
-    from skembed.text.static import StaticEmbedder
+    from skembed.text.transformer._bert import BertPooledEmbedder
+    from skembed.text.transformer._static import StaticEmbedder
 
     common = {"device": "cpu", "n_components": 256, "normalize": True, "n_jobs": args.threads}
     embedders = {
@@ -141,7 +141,7 @@ def bench_accuracy(args, docs, labels, m2v_dir):
 
 
 def corpus_effect(docs):
-    from skembed.text.static import StaticEmbedder
+    from skembed.text.transformer._static import StaticEmbedder
 
     out = {}
     for vocab in ("model", "corpus", "both"):

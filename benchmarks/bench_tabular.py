@@ -24,6 +24,7 @@ import argparse
 import time
 
 import numpy as np
+from _util import reference_loop
 
 
 def load(fraction, seed=0):
@@ -98,29 +99,20 @@ def quality(df, n_components, epochs, seed):
 
 
 def hand_loop(Xt, config, numeric_index, groups, epochs, batch_size, lr, seed):
-    """Minimal torch training loop: same module, loss, optimiser; returns seconds per epoch."""
+    """The same module and loss in the benchmarks' reference loop; returns seconds per epoch."""
     import torch
 
     from skembed.nn.autoencoder import Autoencoder, mixed_reconstruction_loss
 
     torch.manual_seed(seed)
     model = Autoencoder(**config)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr)
-    x = torch.from_numpy(Xt)
-    n = x.shape[0]
-    times = []
-    for _ in range(epochs):
-        t0 = time.perf_counter()
-        model.train()
-        perm = torch.randperm(n)
-        for i in range(0, n, batch_size):
-            xb = x[perm[i : i + batch_size]]
-            loss = mixed_reconstruction_loss(model(xb), xb, numeric_index, groups).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        times.append(time.perf_counter() - t0)
-    return times
+
+    def loss_of(model, xb):
+        return mixed_reconstruction_loss(model(xb), xb, numeric_index, groups).mean()
+
+    return reference_loop(
+        model, loss_of, torch.from_numpy(Xt), epochs=epochs, batch_size=batch_size, lr=lr, seed=seed
+    )
 
 
 def throughput(df, epochs, repeats, batch_size, seed):

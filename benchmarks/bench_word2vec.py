@@ -74,7 +74,7 @@ def worker(args):
     if spec["tool"].startswith("skembed"):
         import skembed.kernels.word2vec  # noqa: F401  (import numba outside the timing, as gensim)
         from skembed.text import LineCorpus
-        from skembed.text.word2vec import Word2VecTransformer
+        from skembed.text.word2vec._word2vec import Word2VecTransformer
 
         data = LineCorpus(corpus) if isinstance(corpus, str) else corpus
         if spec.get("warmup", True):

@@ -6,7 +6,7 @@ compute with them import them in ``fit``.
 
 from .keyedvectors import KeyedVectors
 from .preprocessing import LabelEmbedder, OneHotEmbedder, ScalerEmbedder
-from .tabular import AutoencoderEmbedder, EntityEmbedder, VAEEmbedder
+from .tabular import AutoencoderEmbedder, EntityEmbedder, TabularPreprocessor, VAEEmbedder
 from .text import (
     BertPooledEmbedder,
     DaskCorpus,
@@ -41,6 +41,7 @@ __all__ = [
     "ScalerEmbedder",
     "SetFitEmbedder",
     "StaticEmbedder",
+    "TabularPreprocessor",
     "TfidfLSA",
     "VAEEmbedder",
     "Word2VecTransformer",

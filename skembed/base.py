@@ -5,19 +5,38 @@
 plain-Python configuration and weights as CPU numpy arrays (no torch pickle
 in the file, so loading never needs ``torch.load(weights_only=False)``);
 ``__setstate__`` rebuilds the module through
-:func:`skembed.nn._checked.build_checked`, which refuses a configuration the
+:func:`skembed.nn.checked.build_checked`, which refuses a configuration the
 stored arrays could not back before allocating anything, and moves it to
 the fitted device if present here, else to the CPU with a warning.
 """
 
 from __future__ import annotations
 
-import warnings
-
-__all__ = ["TorchStateMixin"]
+__all__ = ["TorchStateMixin", "WeightSnapshotMixin"]
 
 
-class TorchStateMixin:
+class WeightSnapshotMixin:
+    """Best-weight snapshots of a trained torch module, for ``EarlyStopping(restore_best_weights=True)``.
+
+    The one implementation of ``_snapshot_weights``/``_restore_weights`` (the protocol
+    :class:`skembed.callbacks.EarlyStopping` calls): a copy of the module's ``state_dict`` on
+    its device, loaded back at the end of training. The module is the attribute named by
+    ``_trained_module_attribute`` (``"model_"``; ``StaticEmbedder`` trains ``"_head"``).
+    """
+
+    #: the attribute holding the module that training updates
+    _trained_module_attribute = "model_"
+
+    def _snapshot_weights(self):
+        """A copy of the trained module's ``state_dict`` (on its device), for :meth:`_restore_weights`."""
+        module = getattr(self, self._trained_module_attribute)
+        return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+    def _restore_weights(self, snapshot):
+        getattr(self, self._trained_module_attribute).load_state_dict(snapshot)
+
+
+class TorchStateMixin(WeightSnapshotMixin):
     """Pickling, and best-weight snapshots, of the ``nn.Module`` in ``model_`` (not public).
 
     Subclasses define ``_module_classes()``: ``{kind: nn.Module class}`` of
@@ -33,14 +52,6 @@ class TorchStateMixin:
 
     def _module_classes(self):  # pragma: no cover - interface
         raise NotImplementedError
-
-    # ------------------------------------------------------------------ best weights
-    def _snapshot_weights(self):
-        """A copy of ``model_``'s ``state_dict`` (on its device), for :meth:`_restore_weights`."""
-        return {k: v.detach().clone() for k, v in self.model_.state_dict().items()}
-
-    def _restore_weights(self, snapshot):
-        self.model_.load_state_dict(snapshot)
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self):
@@ -61,7 +72,7 @@ class TorchStateMixin:
         super().__setstate__(state)
         if packed is None:
             return
-        from .nn._checked import build_checked
+        from .nn.checked import build_checked
 
         what = type(self).__name__
         classes = self._module_classes()
@@ -79,15 +90,7 @@ class TorchStateMixin:
         model = build_checked(lambda: cls(**config), weights, what, config)
         device = "cpu" if self._module_on_cpu else getattr(self, "device_", "cpu")
         if device != "cpu":
-            from .utils import _compute
+            from .utils._compute import device_after_unpickling
 
-            if device not in _compute.available_devices():
-                warnings.warn(
-                    f"{what} was fitted on device {device!r}, which is not available here; the "
-                    "model was moved to 'cpu' (device_ is now 'cpu').",
-                    UserWarning,
-                    stacklevel=2,
-                )
-                device = "cpu"
-                self.device_ = device
+            device = device_after_unpickling(self, device)
         self.model_ = model.to(device)

@@ -148,3 +148,341 @@ def test_tests_mirror_the_package():
     )
     for sub in subdirs:
         assert list((tests / sub).glob("test_*.py")), f"tests/{sub}/ holds no test module"
+    no_init = sorted(
+        str(folder.relative_to(tests.parent))
+        for folder in [tests, *tests.rglob("*")]
+        if folder.is_dir()
+        and not folder.name.startswith((".", "_"))
+        and list(folder.glob("test_*.py"))
+        and not (folder / "__init__.py").is_file()
+    )
+    assert not no_init, (
+        f"{no_init} hold test modules but no __init__.py: every tests/ folder is a package, so "
+        "test modules of the same name in two folders do not collide"
+    )
+
+
+# ----------------------------------------------------------------------------------------
+# The layout rules of issue 38: no circle, no private name across packages, small modules,
+# a test module beside every module.
+
+#: The declared shared layer: its private modules serve every package (``utils/_compute`` ...).
+SHARED_LAYER = ("skembed.utils",)
+#: Most lines a module of skembed/ may have.
+MAX_MODULE_LINES = 600
+
+
+def _all_modules(root=PACKAGE):
+    """``{module name: path}`` of every module of skembed/ (packages by their ``__init__``)."""
+    return {_module_name(path, root)[0]: path for path in sorted(root.rglob("*.py"))}
+
+
+def _package_of(name, modules):
+    """The package a module belongs to: itself for a package, else its parent."""
+    path = modules[name]
+    return name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+
+
+def _resolve(imported, modules):
+    """The skembed module an imported dotted name denotes (``a.b.func`` → ``a.b``), or None."""
+    while imported and imported not in modules:
+        if "." not in imported:
+            return None
+        imported = imported.rsplit(".", 1)[0]
+    return imported
+
+
+def import_edges(path, root=PACKAGE):
+    """``(module, names)`` pairs of every skembed import of ``path``: ``names`` are the
+    imported names (empty for ``import a.b``); ``from . import sub`` yields the submodule."""
+    name, is_package = _module_name(path, root)
+    package = name.split(".") if is_package else name.split(".")[:-1]
+    edges = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            edges.extend((alias.name, ()) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            edges.append((module, tuple(alias.name for alias in node.names)))
+    return [(m, names) for m, names in edges if m == "skembed" or m.startswith("skembed.")]
+
+
+def _graph():
+    modules = _all_modules()
+    graph = {name: set() for name in modules}
+    for name, path in modules.items():
+        for module, names in import_edges(path):
+            targets = []
+            for imported in names:  # ``from pkg import sub``: the submodule, not the package
+                if f"{module}.{imported}" in modules:
+                    targets.append(f"{module}.{imported}")
+            if not targets or len(targets) < len(names):
+                targets.append(_resolve(module, modules))
+            graph[name].update(t for t in targets if t and t != name)
+    return graph
+
+
+def _cycles(graph):
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index, low, on_stack, stack, out, counter = {}, {}, set(), [], [], [0]
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter[0]
+                    counter[0] += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return out
+
+
+def test_cycle_finder_finds_a_circle_and_ignores_a_chain():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_no_import_circle():
+    circles = _cycles(_graph())
+    assert not circles, (
+        f"import circles: {circles}; move the shared piece into a module both can import "
+        "(the entry points of kernels/ live in kernels/scheduler.py for this reason)"
+    )
+
+
+def _is_private(dotted):
+    return any(part.startswith("_") and part != "__init__" for part in dotted.split(".")[1:])
+
+
+def private_crossings(path, root=PACKAGE):
+    """Imports of ``path`` that reach another package's private module or private name.
+
+    Allowed: anything of the module's own package and of the packages above it (a
+    subpackage uses its parent's shared private modules, ``text.word2vec`` →
+    ``text._analyzer``), except the root package ``skembed`` itself; the private modules
+    (not names) of :data:`SHARED_LAYER`.
+    """
+    modules = _all_modules(root)
+    name = _module_name(path, root)[0]
+    own = _package_of(name, modules)
+    allowed = [own]
+    while "." in allowed[-1] and allowed[-1].count(".") > 1:
+        allowed.append(allowed[-1].rsplit(".", 1)[0])
+    bad = []
+    for module, names in import_edges(path, root):
+        target = _resolve(module, modules) or module
+        target_package = _package_of(target, modules) if target in modules else target
+        if target_package in allowed:
+            continue
+        shared = _is_within(target, SHARED_LAYER)
+        if _is_private(module) and not shared:
+            bad.append(module)
+        for imported in names:
+            if imported.startswith("_") and f"{module}.{imported}" not in modules:
+                bad.append(f"{module}.{imported}")
+            elif imported.startswith("_") and not shared:
+                bad.append(f"{module}.{imported}")
+    return bad
+
+
+@pytest.mark.parametrize("path", modules_under("."))
+def test_no_private_name_crosses_packages(path):
+    bad = private_crossings(path)
+    assert not bad, (
+        f"{path.relative_to(PACKAGE.parent)} imports {bad}: another package's private module "
+        "or name. Make the shared piece public where it is shared, or move it down into "
+        "utils/ (the declared shared layer)"
+    )
+
+
+def test_private_crossing_rule_on_known_cases(tmp_path):
+    root = tmp_path / "skembed"
+    files = {
+        "__init__.py": "",
+        "keyedvectors.py": "def _hashes(): pass\n",
+        "kernels/__init__.py": "",
+        "kernels/_phases.py": "def partition(): pass\n",
+        "utils/__init__.py": "",
+        "utils/_compute.py": "def resolve(): pass\ndef _inner(): pass\n",
+        "text/__init__.py": "",
+        "text/_analyzer.py": "",
+        "text/word2vec/__init__.py": "",
+        "text/word2vec/_fit.py": (
+            "from .. import _analyzer\n"  # the parent's shared private module: allowed
+            "from ...utils._compute import resolve\n"  # the shared layer's module: allowed
+            "from ...utils._compute import _inner\n"  # a private name of it: not allowed
+            "from ...kernels._phases import partition\n"  # another package's private module
+            "from ...keyedvectors import _hashes\n"  # a private name of the root package
+        ),
+        "text/count/__init__.py": "",
+        "text/count/_lsa.py": "from ..word2vec._fit import x\n",  # a sibling's private module
+    }
+    for name, source in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(source)
+    assert sorted(private_crossings(root / "text/word2vec/_fit.py", root)) == [
+        "skembed.kernels._phases",
+        "skembed.keyedvectors._hashes",
+        "skembed.utils._compute._inner",
+    ]
+    assert private_crossings(root / "text/count/_lsa.py", root) == ["skembed.text.word2vec._fit"]
+
+
+@pytest.mark.parametrize("path", modules_under("."))
+def test_module_is_at_most_600_lines(path):
+    n_lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert n_lines <= MAX_MODULE_LINES, (
+        f"{path.relative_to(PACKAGE.parent)} has {n_lines} lines (> {MAX_MODULE_LINES}): "
+        "split it by responsibility"
+    )
+
+
+def mirrored_test_path(path):
+    """``skembed/a/_b.py`` → ``tests/a/test_b.py``."""
+    relative = path.relative_to(PACKAGE)
+    return PACKAGE.parent / "tests" / relative.parent / f"test_{relative.stem.lstrip('_')}.py"
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in modules_under(".") if p.values[0].name != "__init__.py"]
+)
+def test_every_module_has_a_mirrored_test_module(path):
+    expected = mirrored_test_path(path)
+    assert expected.is_file(), (
+        f"{path.relative_to(PACKAGE.parent)} has no test module at "
+        f"{expected.relative_to(PACKAGE.parent)}: tests mirror skembed/ module by module"
+    )
+
+
+# ----------------------------------------------------------------------------------------
+# No block of six or more lines written twice in skembed/ (docstrings, imports and parameter
+# lists aside: a constraint table, a def's signature, a call that only passes names along).
+
+DUPLICATE_WINDOW = 6
+#: Repeated blocks still in the tree, by the files they stand in: each is a place to remove, and
+#: a new one fails the test. (Empty it as they go; the test also fails when one is gone, so the
+#: list stays true.)
+KNOWN_DUPLICATES = {
+    # numba inner loops of the word2vec family: the negative-sampling update and the window
+    # walk are written out in each train_part (a helper over array rows costs reference counts,
+    # CONVENTIONS §6); to be folded into scalar-taking helpers of _core with a speed check
+    ("skembed/kernels/_core.py",): "the output-layer loop of _core's three draws",
+    ("skembed/kernels/doc2vec.py", "skembed/kernels/word2vec.py"): "train_part loops",
+    ("skembed/kernels/word2vec.py",): "train_part / train_part_shared / train_part_bag loops",
+    # the torch-batched engine: skip-gram and CBOW steps unpack a part the same way
+    ("skembed/nn/sgns.py",): "_skipgram_step / _cbow_step prologue",
+}
+
+
+def _simple(node):
+    if isinstance(node, ast.keyword):
+        node = node.value
+    if isinstance(node, ast.Call):
+        return False
+    return isinstance(node, (ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.UnaryOp))
+
+
+def significant_lines(source):
+    """``(line number, text)`` of the lines that count: no docstring, import, comment, blank
+    line, bare punctuation, ``def`` signature, ``self.x = x`` parameter store, constant-keyed
+    table or name-passing call."""
+    tree = ast.parse(source)
+    skip = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = body[0] if body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                if isinstance(first.value.value, str):
+                    skip.update(range(first.lineno, first.end_lineno + 1))
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            skip.update(range(node.lineno, node.end_lineno + 1))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            skip.update(range(node.lineno, node.body[0].lineno))
+        if isinstance(node, ast.Dict) and node.end_lineno - node.lineno >= 3:
+            if all(isinstance(key, ast.Constant) for key in node.keys if key is not None):
+                skip.update(range(node.lineno, node.end_lineno + 1))
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:  # ``self.x = x``
+            target, value = node.targets[0], node.value
+            if isinstance(target, ast.Attribute) and isinstance(value, ast.Name):
+                if target.attr == value.id:
+                    skip.update(range(node.lineno, node.end_lineno + 1))
+        if isinstance(node, ast.Call) and node.end_lineno > node.lineno:
+            if all(_simple(arg) for arg in [*node.args, *node.keywords]):
+                skip.update(range(node.lineno + 1, node.end_lineno + 1))
+    lines = []
+    for number, line in enumerate(source.splitlines(), 1):
+        text = " ".join(line.split())
+        if number in skip or not text or text.startswith("#") or not text.strip("()[]{},:"):
+            continue
+        lines.append((number, text))
+    return lines
+
+
+def repeated_blocks(paths, root):
+    """``{block text: [(file, first line), ...]}`` of every window of
+    :data:`DUPLICATE_WINDOW` significant lines that stands in more than one place."""
+    places = {}
+    for path in paths:
+        lines = significant_lines(path.read_text(encoding="utf-8"))
+        name = str(path.relative_to(root))
+        for k in range(len(lines) - DUPLICATE_WINDOW + 1):
+            block = "\n".join(text for _, text in lines[k : k + DUPLICATE_WINDOW])
+            places.setdefault(block, []).append((name, lines[k][0]))
+    return {block: where for block, where in places.items() if len(where) > 1}
+
+
+def test_repeated_block_finder_on_a_known_case(tmp_path):
+    body = "".join(f"    x{i} = compute({i}) + y\n" for i in range(6))
+    (tmp_path / "a.py").write_text(f'def f(y):\n    """Doc."""\n{body}    return x0\n')
+    (tmp_path / "b.py").write_text(f"import os\n\n\ndef g(y):\n{body}    return os\n")
+    (tmp_path / "c.py").write_text(
+        "def h(a, b, c, d, e, f):\n    return call(\n        a,\n        b,\n        c,\n"
+        "        d,\n        e,\n        f,\n    )\n"
+    )
+    (tmp_path / "d.py").write_text((tmp_path / "c.py").read_text().replace("def h", "def k"))
+    found = repeated_blocks(sorted(tmp_path.glob("*.py")), tmp_path)
+    assert [sorted(f for f, _ in where) for where in found.values()] == [["a.py", "b.py"]]
+
+
+def test_no_block_of_six_lines_is_repeated():
+    found = repeated_blocks(sorted(PACKAGE.rglob("*.py")), PACKAGE.parent)
+    groups = {}
+    for where in found.values():
+        groups.setdefault(tuple(sorted({f for f, _ in where})), []).append(where)
+    new = {files: where for files, where in groups.items() if files not in KNOWN_DUPLICATES}
+    gone = sorted(set(KNOWN_DUPLICATES) - set(groups))
+    assert not new, (
+        f"blocks of {DUPLICATE_WINDOW}+ lines written twice: {new}. Give the logic one home "
+        "(a helper in the module, or utils/ when two packages share it)"
+    )
+    assert not gone, f"KNOWN_DUPLICATES lists {gone}, which no longer repeat: remove them"

@@ -130,6 +130,12 @@ REGISTRY = {
         {"method": ["standard", "minmax"]},
         {},
     ),
+    "TabularPreprocessor": (
+        {},
+        "numeric",
+        {"scaling": ["standard", "minmax"]},
+        {},
+    ),
     "AutoencoderEmbedder": (
         {"n_components": 2, "hidden_layer_sizes": (8,), "epochs": 3, "random_state": 0},
         "numeric",

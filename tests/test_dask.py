@@ -182,8 +182,8 @@ def test_connect_rejects_bad_address():
 def _worker_bert_state(directory, docs):
     """In a worker: embed ``docs`` with the directory cache; the loads and cache counts."""
     from skembed.text import BertPooledEmbedder
-    from skembed.text._transformer.cache import get_cache
-    from skembed.text._transformer.loading import model_load_count
+    from skembed.text.transformer._cache import get_cache
+    from skembed.text.transformer._loading import model_load_count
 
     store = get_cache(directory)
     hits, misses = store.hits, store.misses

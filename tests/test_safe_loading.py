@@ -442,7 +442,7 @@ def test_crafted_state_is_refused_before_writing_or_allocating(
 def test_stored_weights_cannot_take_over_a_cached_model(tmp_path, monkeypatch):
     """A file claiming the identity of a model on disk must not replace it in the process cache
     (nor in the embedding cache, keyed by the same identity)."""
-    from skembed.text._transformer import loading as _hf
+    from skembed.text.transformer import _loading as _hf
 
     pipeline = _bert_pipeline(tmp_path)
     est = pipeline[0]

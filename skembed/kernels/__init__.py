@@ -2,9 +2,10 @@
 
 - :mod:`skembed.kernels.word2vec`: skip-gram / CBOW training of Word2Vec and FastText;
 - :mod:`skembed.kernels.doc2vec`: paragraph vectors (training parts and inference);
-- :mod:`skembed.kernels._scheduler`: the word2vec family's one phase loop;
+- :mod:`skembed.kernels.scheduler`: the word2vec family's one phase loop and its entry points
+  (``train_word2vec_chunk``, ``train_doc2vec_chunk``, ``training_partition``);
 - :mod:`skembed.kernels.fasttext`: fastText's character n-grams and hashes;
-- :mod:`skembed.kernels._sampling`: noise, subsampling, Huffman and sigmoid tables;
+- :mod:`skembed.kernels.sampling`: noise, subsampling, Huffman and sigmoid tables;
 - :mod:`skembed.kernels.glove`: GloVe's AdaGrad epochs.
 
 Importing this package does not import numba; its modules do. It does drop numba's
@@ -100,7 +101,7 @@ def _drop_stale_cache(here=None):
     """Delete numba's cached machine code of ``kernels/`` if any kernel source changed.
 
     numba checks a cached function against its *own* file's time stamp and size only; a
-    kernel that inlines helpers of another file (the phase loop of ``_scheduler.py`` calls
+    kernel that inlines helpers of another file (the phase loop of ``scheduler.py`` calls
     the train parts of ``word2vec.py``; every train part inlines ``_core.py``) would load
     stale machine code after an edit of that other file. So a hash of every ``*.py`` here
     is kept next to the cache (``__pycache__/skembed-kernels-source.sha256``), and when it

@@ -17,13 +17,13 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ._sampling import EXP_TABLE_SIZE, MAX_EXP
+from .sampling import EXP_TABLE_SIZE, MAX_EXP
 
 
 class KernelConfig(NamedTuple):
-    """Settings and vocabulary-sized tables of one fit, passed to :func:`train_chunk` as one value.
+    """Settings and vocabulary-sized tables of one fit, passed to :func:`~skembed.kernels.scheduler.train_word2vec_chunk` as one value.
 
-    Built once per ``fit`` (``skembed.text._word2vec_training.kernel_config``).
+    Built once per ``fit`` (``skembed.text.word2vec._training.kernel_config``).
 
     Attributes
     ----------
@@ -41,13 +41,13 @@ class KernelConfig(NamedTuple):
         :data:`CBOW_BATCH` consecutive centre words (:func:`train_part_cbow_shared`).
     neg_prob : numpy.ndarray of shape (n_words,), float32
     neg_alias : numpy.ndarray of shape (n_words,), int32
-        Alias table of the noise distribution (``_sampling.alias_table``).
+        Alias table of the noise distribution (``sampling.alias_table``).
     codes : numpy.ndarray of shape (n_words, L), uint8
     points : numpy.ndarray of shape (n_words, L), int32
     code_lengths : numpy.ndarray of shape (n_words,), int32
-        Huffman tree (``_sampling.huffman_tree``); one dummy column without HS.
+        Huffman tree (``sampling.huffman_tree``); one dummy column without HS.
     sigmoid, log_sigmoid : numpy.ndarray of shape (EXP_TABLE_SIZE,), float32
-        ``_sampling.sigmoid_tables``.
+        ``sampling.sigmoid_tables``.
     sub_indptr : numpy.ndarray of shape (n_words + 1,) or (0,), int64
     sub_indices : numpy.ndarray of shape (nnz,), int32
         CSR of the input rows of each word (FastText: its own row, then its
@@ -134,7 +134,7 @@ def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed):
     remap : numpy.ndarray of shape (n_provisional,), int32
         Vocabulary id of each provisional id, ``-1`` for dropped words.
     keep_prob : numpy.ndarray of shape (n_words,), float32
-        Keep probability of each vocabulary word (``_sampling.keep_probabilities``).
+        Keep probability of each vocabulary word (``sampling.keep_probabilities``).
     seed : int
         Seed of the LCG deciding which tokens are kept.
 

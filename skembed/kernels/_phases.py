@@ -2,8 +2,8 @@
 
 Splitting a chunk into parts with balanced token counts, their seeds and scratch space, the
 per-part workspaces of the buffered (deterministic) mode and the merge of the rows a phase
-touched, in a fixed order. :func:`skembed.kernels.word2vec.train_chunk` and
-:func:`skembed.kernels.doc2vec.train_chunk` run their ``train_part`` over them.
+touched, in a fixed order. :func:`skembed.kernels.scheduler.train_word2vec_chunk` and
+:func:`skembed.kernels.scheduler.train_doc2vec_chunk` run their ``train_part`` over them.
 """
 
 from __future__ import annotations

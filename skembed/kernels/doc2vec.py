@@ -20,11 +20,11 @@ each example:
 
 Two entry points:
 
-:func:`train_chunk`
+:func:`~skembed.kernels.scheduler.train_doc2vec_chunk`
     Trains one corpus chunk (the trainer of
-    :mod:`skembed.text._word2vec_training` calls it through the Doc2Vec
+    :mod:`skembed.text.word2vec._training` calls it through the Doc2Vec
     engine) with the family's one phase loop
-    (:func:`skembed.kernels._scheduler.run_phases`). The document vectors are
+    (:func:`skembed.kernels.scheduler.run_phases`). The document vectors are
     rows of the input matrix after the word rows, so every row access goes
     through the family's slot accessors and ``_output_layer`` and its deterministic parallel scheme
     (``config.sync_tokens``: phases of private row copies whose deltas are
@@ -78,7 +78,6 @@ launch_threads()  # numba's pool, its idle threads spinning briefly (see launch_
 __all__ = [
     "document_seed",
     "infer_documents",
-    "train_chunk",
     "train_part",
     "train_part_dbow_shared",
 ]
@@ -284,52 +283,6 @@ def _needs(c, dm, dbow_words, shared, max_ctx):
         need[1] = c.negative + DBOW_BATCH
     need[2] = c.codes.shape[1] * examples if c.hs else 0
     return need
-
-
-def train_chunk(
-    syn0, syn1neg, syn1, ids, offsets, doc_rows, config, dm, dbow_words, alpha_start, alpha_end,
-    seed, n_parts,
-):  # fmt: skip
-    """Train paragraph vectors on one corpus chunk split into ``n_parts`` slices of pieces.
-
-    Parameters
-    ----------
-    syn0 : numpy.ndarray of shape (n_words + n_doc_rows, dim), float32
-        Word input vectors, then the document (tag) vectors; updated in place.
-    syn1neg : numpy.ndarray of shape (n_words, dim) or (0, dim), float32
-    syn1 : numpy.ndarray of shape (n_words - 1, dim) or (0, dim), float32
-        Output layers (negative sampling, hierarchical softmax), updated in place.
-    ids : numpy.ndarray of shape (n_tokens,), int32
-        Vocabulary ids of the chunk after subsampling.
-    offsets : numpy.ndarray of shape (n_pieces + 1,), int64
-    doc_rows : numpy.ndarray of shape (n_pieces,), int64
-        Row of ``syn0`` holding the document vector of each piece.
-    config : skembed.kernels.word2vec.KernelConfig
-        Output-layer tables, ``window`` and ``sync_tokens`` (the parallel
-        scheme of the word2vec kernel, reused here).
-    dm, dbow_words : bool
-    alpha_start, alpha_end : float
-        Learning rate at the first and last token of each slice.
-    seed : int
-    n_parts : int
-        Slices trained in parallel.
-
-    Returns
-    -------
-    stats : numpy.ndarray of shape (n_parts, 3), float64
-        Summed loss, number of examples and a NaN flag per slice.
-    """
-    from . import _scheduler  # imports this module's train part
-
-    c = config
-    phase = int(c.sync_tokens) if (c.sync_tokens > 0 and n_parts > 1) else None
-    # pure PV-DBOW with negative sampling only: the batched kernel (shared negatives)
-    shared = bool(c.shared_negatives and not dm and not dbow_words and not c.hs and c.negative > 0)
-    doc = (doc_rows, bool(dm), bool(dbow_words), shared)
-    return _scheduler.run_phases(
-        syn0, syn1neg, syn1, ids, offsets, c, None, doc, _scheduler.PER_EXAMPLE, phase,
-        alpha_start, alpha_end, seed, n_parts,
-    )  # fmt: skip
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")

@@ -1,20 +1,20 @@
 """Compiled CPU kernels of the word2vec family (skip-gram / CBOW, negative sampling / HS).
 
 numba only (no scikit-learn, no torch). The estimators
-(:class:`skembed.text.word2vec.Word2VecTransformer`, FastText) call them on
+(:class:`skembed.text.word2vec._word2vec.Word2VecTransformer`, FastText) call them on
 corpus *chunks*, so memory does not grow with the corpus:
 
 1. :func:`prepare_chunk` maps a chunk's raw word ids to vocabulary ids, drops
    out-of-vocabulary tokens and applies frequent-word subsampling (decided
    once per token per epoch, before training, with the LCG);
-2. :func:`train_chunk` trains on the kept tokens in ``n_parts`` contiguous
+2. :func:`~skembed.kernels.scheduler.train_word2vec_chunk` trains on the kept tokens in ``n_parts`` contiguous
    slices of documents that the threads execute (``prange``), deterministically
    (the result depends on ``n_parts``, not on the thread count) or lock-free.
 
-Signature of :func:`train_chunk` (both estimators call it through
-:class:`skembed.text._word2vec_training.NumbaEngine`)::
+Signature of :func:`skembed.kernels.scheduler.train_word2vec_chunk` (both estimators call it through
+:class:`skembed.text.word2vec._training.NumbaEngine`)::
 
-    stats = train_chunk(
+    stats = train_word2vec_chunk(
         syn0,          # float32 (n_rows, dim)   input vectors, updated in place
         syn1neg,       # float32 (n_words, dim)  output vectors (negative sampling)
         syn1,          # float32 (n_words - 1, dim) inner-node vectors (HS)
@@ -124,12 +124,11 @@ from ._core import (  # noqa: F401  (KernelConfig, prepare_chunk and the pair bu
     prepare_chunk,
     skipgram_pairs,
 )
-from ._sampling import EXP_TABLE_SIZE
+from .sampling import EXP_TABLE_SIZE
 
 __all__ = [
     "KernelConfig",
     "prepare_chunk",
-    "train_chunk",
     "train_part",
     "train_part_shared",
     "train_part_cbow_shared",
@@ -164,7 +163,7 @@ def train_part(
     Parameters
     ----------
     syn0, syn1neg, syn1, ids, offsets, c
-        As :func:`train_chunk` (``c`` the :class:`KernelConfig`).
+        As :func:`~skembed.kernels.scheduler.train_word2vec_chunk` (``c`` the :class:`KernelConfig`).
     sub : tuple (indptr int64, indices int32) or None
         The input rows of each word (FastText subwords), or ``None``: word
         ``w`` is row ``w`` (``c.sub_indptr``/``c.sub_indices`` are not read).
@@ -179,7 +178,7 @@ def train_part(
     ws : tuple or None
         The part's row buffers (``_part_workspace``): read and write private
         row copies instead of the shared matrices (the deterministic mode of
-        :func:`train_chunk`); ``None``: the shared rows (lock-free).
+        :func:`~skembed.kernels.scheduler.train_word2vec_chunk`); ``None``: the shared rows (lock-free).
     need : numpy.ndarray of shape (3,), int64
         Buffer slots one centre word may need per matrix (0: cannot overflow).
     tmp : tuple
@@ -597,40 +596,3 @@ def train_part_bag(
         _add_rows(W0, slots, 0, n_bag, V, 1, dim)
         n_examples += n_ctx
     return loss_sum, n_examples, False, p_end, state
-
-
-def train_chunk(syn0, syn1neg, syn1, ids, offsets, config, alpha_start, alpha_end, seed, n_parts):
-    """Train on one corpus chunk split into ``n_parts`` contiguous slices of documents.
-
-    See the module docstring for the parameters and the two modes
-    (``config.sync_tokens``). Returns ``stats``, float64 of shape
-    (n_parts, 3): summed loss, number of examples (skip-gram: pairs, CBOW:
-    centre words) and a NaN flag per slice.
-
-    A Python function: it passes the subword CSR and the phase length to the
-    family's one compiled phase loop (:func:`skembed.kernels._scheduler.run_phases`)
-    as ``None`` when unused, so that numba compiles a variant without subword and
-    buffer code for plain Word2Vec and lock-free threads (the ``is None`` tests are
-    resolved at compile time; branches on them in the innermost loops cost ~30%), and
-    chooses the train part once per chunk.
-    """
-    from . import _scheduler  # imports this module's train parts
-
-    c = config
-    sub = (c.sub_indptr, c.sub_indices) if c.sub_indptr.shape[0] > 0 else None
-    phase = int(c.sync_tokens) if (c.sync_tokens > 0 and n_parts > 1) else None
-    # CBOW with subword rows (FastText) keeps per-example negatives: measured 1.03-1.09x
-    # only (the n-gram bags dominate) and its quality not measured over seeds
-    shared = bool(c.shared_negatives and not c.hs and c.negative > 0 and (c.sg or sub is None))
-    if not shared:
-        variant = _scheduler.PER_EXAMPLE
-    elif not c.sg:
-        variant = _scheduler.SHARED_CBOW
-    elif sub is not None:
-        variant = _scheduler.SHARED_BAG
-    else:
-        variant = _scheduler.SHARED_SKIPGRAM
-    return _scheduler.run_phases(
-        syn0, syn1neg, syn1, ids, offsets, c, sub, None, variant, phase, alpha_start, alpha_end,
-        seed, n_parts,
-    )  # fmt: skip

@@ -177,6 +177,7 @@ def format_roles(roles, width=6):
     Returns
     -------
     line : str
+        One line, roles separated by ``; `` (``"no feature columns"`` if none).
     """
     parts = []
     for role in (*ROLES, "dropped"):
@@ -199,6 +200,7 @@ def prepare_frame(frame, roles):
     Parameters
     ----------
     frame : pandas.DataFrame
+        The table as read (e.g. from ``skembed compare --csv``).
     roles : dict
         Returned by :func:`detect_roles`.
 
@@ -268,6 +270,7 @@ def other_columns_transformer(categorical, numeric, min_frequency=5):
     categorical, numeric : list of str
         Columns of :func:`prepare_frame`'s output.
     min_frequency : int, default=5
+        Categories seen fewer times are grouped into one infrequent column.
 
     Returns
     -------
@@ -279,7 +282,7 @@ def other_columns_transformer(categorical, numeric, min_frequency=5):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
-    from ..tabular._preprocess import categories_as_str
+    from ..tabular import categories_as_str
 
     parts = []
     if numeric:
@@ -319,6 +322,13 @@ def table_embedder(text_embedder, text, categorical, numeric):
     on that column only); the other columns through
     :func:`other_columns_transformer`. ``text_embedder=None`` gives the
     ``none`` row (the other columns alone).
+
+    Parameters
+    ----------
+    text_embedder : estimator or None
+        The row's text embedder, cloned for each text column; ``None`` for the ``none`` row.
+    text, categorical, numeric : list of str
+        Columns of :func:`prepare_frame`'s output, by role.
 
     Returns
     -------

@@ -49,7 +49,7 @@ class EmbedderSpec:
     default: bool = True
 
 
-_PRE = "skembed.tabular._preprocess:TabularPreprocessor"
+_PRE = "skembed.tabular:TabularPreprocessor"
 
 #: The default embedders of both modes (``skembed compare --embedders`` names).
 EMBEDDERS = {
@@ -62,35 +62,35 @@ EMBEDDERS = {
     ),
     "lsa": EmbedderSpec(
         "text",
-        "skembed.text.lsa:TfidfLSA",
+        "skembed:TfidfLSA",
         {"sublinear_tf": True, "min_df": 2},
         {"n_components": [100, 300]},
         "TF-IDF + truncated SVD (LSA)",
     ),
     "ppmi": EmbedderSpec(
         "text",
-        "skembed.text.ppmi:PPMIEmbedder",
+        "skembed:PPMIEmbedder",
         {"window": 5, "min_count": 2, "pooling": "tfidf"},
         {"n_components": [100, 300]},
         "PPMI + SVD word vectors, IDF-weighted mean",
     ),
     "word2vec": EmbedderSpec(
         "text",
-        "skembed.text.word2vec:Word2VecTransformer",
+        "skembed:Word2VecTransformer",
         {"min_count": 2, "epochs": 5, "pooling": "tfidf"},
         {"vector_size": [50, 100]},
         "skip-gram word2vec, IDF-weighted mean",
     ),
     "fasttext": EmbedderSpec(
         "text",
-        "skembed.text.fasttext:FastTextTransformer",
+        "skembed:FastTextTransformer",
         {"min_count": 2, "epochs": 5, "bucket": 200_000, "pooling": "tfidf"},
         {"vector_size": [100]},
         "fastText skip-gram with char n-grams, IDF-weighted mean",
     ),
     "doc2vec": EmbedderSpec(
         "text",
-        "skembed.text.doc2vec:Doc2VecTransformer",
+        "skembed:Doc2VecTransformer",
         {"min_count": 2, "epochs": 20},
         # short documents need more passes: on 4,000 tweets (median 16 words) the grid picks
         # 40 (0.656 vs 0.626 with 20), on BBC News 20 (0.969, as before the grid)
@@ -99,14 +99,14 @@ EMBEDDERS = {
     ),
     "glove": EmbedderSpec(
         "text",
-        "skembed.text.glove:GloVeTransformer",
+        "skembed:GloVeTransformer",
         {"min_count": 2, "window": 10, "epochs": 15, "pooling": "tfidf"},
         {"vector_size": [50, 100]},
         "GloVe, IDF-weighted mean",
     ),
     "bert": EmbedderSpec(
         "text",
-        "skembed.text.bert:BertPooledEmbedder",
+        "skembed:BertPooledEmbedder",
         {"cache": "memory", "max_length": 256, "truncation": "truncate", "normalize": True},
         {"pooling": ["mean"]},
         "all-MiniLM-L6-v2, mean pooling (contextual)",
@@ -114,7 +114,7 @@ EMBEDDERS = {
     ),
     "static": EmbedderSpec(
         "text",
-        "skembed.text.static:StaticEmbedder",
+        "skembed:StaticEmbedder",
         {"normalize": True},
         {"sif_coefficient": [1e-4, 1e-3]},
         "all-MiniLM-L6-v2 distilled to static token vectors (model2vec method), mean",
@@ -124,7 +124,7 @@ EMBEDDERS = {
     # fit_transform); not run by default (docs/setfit.md has the cost per fold)
     "setfit": EmbedderSpec(
         "text",
-        "skembed.text.setfit:SetFitEmbedder",
+        "skembed:SetFitEmbedder",
         {"max_length": 256, "truncation": "truncate", "normalize": True},
         {"n_pairs": [3200]},
         "all-MiniLM-L6-v2 fine-tuned on pairs from the labels (SetFit, contrastive)",
@@ -134,7 +134,7 @@ EMBEDDERS = {
     ),
     "static_supervised": EmbedderSpec(
         "text",
-        "skembed.text.static:StaticEmbedder",
+        "skembed:StaticEmbedder",
         {"normalize": True, "supervised": True},
         {"learning_rate": [1e-3]},
         "all-MiniLM-L6-v2 distilled to static vectors, then trained on the labels (model2vec)",

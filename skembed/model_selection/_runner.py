@@ -19,11 +19,13 @@ def _reconstruction_error(embedder, X):
     """Mean squared reconstruction error of ``X`` in the Scaler+OneHot space (NaN if undefined)."""
     from sklearn.pipeline import Pipeline
 
+    from ..tabular import TabularPreprocessor
+
     if hasattr(embedder, "reconstruction_error"):
         return float(embedder.reconstruction_error(X))
-    if type(embedder).__name__ == "TabularPreprocessor":
+    if isinstance(embedder, TabularPreprocessor):
         return 0.0  # the raw features are the reference space
-    if not isinstance(embedder, Pipeline) or type(embedder[0]).__name__ != "TabularPreprocessor":
+    if not isinstance(embedder, Pipeline) or not isinstance(embedder[0], TabularPreprocessor):
         return float("nan")
     last = embedder[-1]
     if len(embedder) != 2 or not hasattr(last, "inverse_transform"):

@@ -153,7 +153,7 @@ def device_tables(neg_prob, neg_alias, device):
     ----------
     neg_prob : array-like of shape (n_words,), float32
         Acceptance probability of each column
-        (:func:`skembed.kernels._sampling.alias_table`).
+        (:func:`skembed.kernels.sampling.alias_table`).
     neg_alias : array-like of shape (n_words,), int32
         Alternative outcome of each column.
     device : str or torch.device

@@ -1,6 +1,6 @@
 """Torch module of the word2vec family's torch engine (skip-gram / CBOW; negative sampling / HS).
 
-No scikit-learn here. The engine (:class:`skembed.text._engines.TorchEngine`,
+No scikit-learn here. The engine (:class:`skembed.text.word2vec._engines.TorchEngine`,
 used by Word2Vec and FastText) builds the batches with the numba helpers
 ``skipgram_pairs``/``cbow_windows`` of :mod:`skembed.kernels.word2vec` and
 calls :meth:`Word2VecNet.hidden`, :meth:`Word2VecNet.output_step` and

@@ -35,8 +35,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import TorchStateMixin
 from ..callbacks import EarlyStopping
-from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_device
-from ..utils._seeding import forked_torch_rng, torch_generator
+from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_compute
+from ..utils._seeding import forked_torch_rng, seed_from_random_state, torch_generator
 from ..utils._state import restore_on_failure
 from ..utils._training import run_epochs
 from ._preprocess import TabularPreprocessor, _is_dataframe
@@ -343,7 +343,7 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, BaseNeuralTabularEmbe
         warm = self.warm_start and hasattr(self, "model_")
         X = self._validate_input(X, reset=not warm)
         if not warm:
-            self.device_ = resolve_device(self.device)
+            self.device_ = resolve_compute(self).device
             if self.preprocessor is None:
                 self.preprocessor_ = None
             elif isinstance(self.preprocessor, str):
@@ -359,7 +359,7 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, BaseNeuralTabularEmbe
             )
 
         rng = check_random_state(self.random_state)
-        seed = int(rng.randint(0, 2**31 - 1))
+        seed = seed_from_random_state(rng)  # first draw; the split draws from rng next
         split = self._validation_split(rng, n_samples)
         if split is not None:
             X_train, X_valid = Xt[split[0]], Xt[split[1]]
@@ -458,6 +458,7 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, BaseNeuralTabularEmbe
         Returns
         -------
         codes : numpy.ndarray of shape (n_samples, n_components), float32
+            The encoder's code of each row (the VAE: its posterior mean).
         """
         Xt = self._check_fitted_input(X)
         with limit_threads(self.n_jobs):
@@ -514,10 +515,12 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, BaseNeuralTabularEmbe
         Parameters
         ----------
         X : array-like of shape (n_samples, n_components)
+            Codes, e.g. from :meth:`transform`.
 
         Returns
         -------
         X_pre : numpy.ndarray of shape (n_samples, n_preprocessed_features), float32
+            Numeric columns scaled, each categorical group as probabilities.
         """
         import torch
 
@@ -533,6 +536,7 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, BaseNeuralTabularEmbe
         Parameters
         ----------
         X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen in ``fit``.
 
         Returns
         -------
@@ -553,6 +557,7 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, BaseNeuralTabularEmbe
         Parameters
         ----------
         X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen in ``fit``.
         y : None
             Ignored.
 

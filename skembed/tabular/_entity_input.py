@@ -5,9 +5,9 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import _check_feature_names_in, check_consistent_length, column_or_1d
+from sklearn.utils.validation import _check_feature_names_in
 
+from ..utils._targets import check_target
 from ._preprocess import _is_dataframe, column_kinds
 
 __all__ = ["EntityInputMixin", "embedding_width"]
@@ -223,51 +223,17 @@ class EntityInputMixin:
 
     # ------------------------------------------------------------------ target
     def _check_target(self, y, n_samples):
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target y is None."
-            )
-        y = column_or_1d(y, warn=True)
-        if y.dtype == object:
-            import pandas as pd
-
-            missing = np.flatnonzero(pd.isna(y))
-            if missing.size:
-                raise ValueError(
-                    f"y has {missing.size} missing label(s) (None, NaN or pd.NA), the first at "
-                    f"position {missing[0]}; drop those rows or fill them before fitting "
-                    f"{type(self).__name__}."
-                )
-        check_consistent_length(np.empty(n_samples), y)
-        kind = self.target_type
-        if kind == "auto":
-            kind = type_of_target(y, input_name="y")
-            if kind not in ("binary", "multiclass", "continuous"):
-                raise ValueError(
-                    f"Unknown label type: target of type {kind!r}; {type(self).__name__} "
-                    "supports 'binary', 'multiclass' and 'continuous' targets (set target_type)."
-                )
+        """``(kind, classes, target)``: :func:`~skembed.utils._targets.check_target`'s check,
+        then the training target: float32 class codes, or the standardised continuous ``y``."""
+        target, kind, classes = check_target(
+            y,
+            n_samples,
+            target_type=self.target_type,
+            estimator=type(self).__name__,
+            constant_ok=True,
+        )
         if kind == "continuous":
-            try:
-                target = np.asarray(y, dtype=np.float64)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"target_type='continuous' but y is not numeric: {exc}") from exc
-            if not np.isfinite(target).all():
-                raise ValueError("Input y contains NaN or infinity.")
             std = target.std()
             target = (target - target.mean()) / (std if std > 0 else 1.0)
             return kind, None, target.astype(np.float32)
-        if np.asarray(y).dtype.kind == "f" and not np.isfinite(y).all():
-            raise ValueError("Input y contains NaN or infinity.")
-        classes, target = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise ValueError(
-                f"y has only one class ({classes[0]!r}): {type(self).__name__} learns its "
-                "embeddings by predicting y, which needs at least 2 classes. Fit on data with "
-                "several classes, or give a continuous target with target_type='continuous'."
-            )
-        if kind == "binary" and classes.size > 2:
-            raise ValueError(
-                f"target_type='binary' but y has {classes.size} classes; use 'multiclass'."
-            )
         return kind, classes, target.astype(np.float32)

@@ -11,7 +11,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
-from ..utils._compute import limit_threads, resolve_device
+from ..utils._compute import limit_threads, resolve_compute
+from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
 from ._base import TABULAR_PARAMETER_CONSTRAINTS, BaseNeuralTabularEmbedder
 from ._entity_fit import EntityEpochStep, code_counts, cross_fit, embedding_tables
@@ -109,8 +110,11 @@ class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
         the cross fitting then train for the final network's best number
         of epochs, on all rows of their folds.
     validation_fraction : float in (0, 1), default=0.1
+        Share of the rows held out for early stopping.
     patience : int, default=3
+        Epochs without improvement before early stopping ends training.
     tol : float, default=1e-4
+        Relative improvement that resets the patience counter.
     weight_decay : float, default=0.0
         AdamW's decoupled weight decay.
     dtype : numpy dtype, default=numpy.float32
@@ -350,7 +354,9 @@ class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
         Parameters
         ----------
         X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            The table, as for :meth:`fit`.
         y : array-like of shape (n_samples,)
+            Target: class labels or real values (see ``target_type``).
 
         Returns
         -------
@@ -375,7 +381,7 @@ class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
 
     def _fit_unsafe(self, X, y, crossfit):
         # ---- every check before any expensive work
-        device = resolve_device(self.device)
+        device = resolve_compute(self).device
         hidden = self._hidden_sizes()
         np.dtype(self.dtype)
         for key in ("categorical_features_", "categories_", "model_", "history_"):
@@ -419,9 +425,9 @@ class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
 
         # ---- seeds: the final network's draws come first, so fit and fit_transform agree
         rng = check_random_state(self.random_state)
-        init_seed, shuffle_seed = (int(s) for s in rng.randint(0, 2**31 - 1, size=2))
+        init_seed, shuffle_seed = seed_from_random_state(rng), seed_from_random_state(rng)
         split = self._validation_split(rng, n_samples)
-        fold_seed = int(rng.randint(0, 2**31 - 1))
+        fold_seed = seed_from_random_state(rng)
         self.device_ = device
 
         def tensors(rows):
@@ -533,6 +539,7 @@ class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
         Returns
         -------
         names : numpy.ndarray of str (object)
+            One name per output column, in the order of :meth:`transform`'s columns.
         """
         check_is_fitted(self, "embeddings_")
         names = _check_feature_names_in(self, input_features)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -33,11 +34,70 @@ class VAEEmbedder(BaseTabularEmbedder):
     transform_mode : {"mean", "sample"}, default="mean"
         ``transform`` returns the posterior mean, or one draw ``mu + sigma *
         eps`` per row (seeded from ``random_state``, so repeated calls agree).
-    hidden_layer_sizes, activation, dropout, batch_norm, learning_rate, \
-batch_size, epochs, early_stopping, validation_fraction, patience, tol, \
-weight_decay, preprocessor, random_state, device, verbose, warm_start, \
-callbacks, n_jobs
-        As in :class:`~skembed.tabular.AutoencoderEmbedder`.
+    hidden_layer_sizes : tuple of int, default=(64, 32)
+        Encoder hidden widths; the decoder mirrors them. ``()`` gives a linear
+        autoencoder (the PCA subspace).
+    activation : {"relu", "gelu", "tanh", "elu", "silu", "leaky_relu"}, default="relu"
+    dropout : float in [0, 1), default=0.0
+        Dropout after each hidden activation (training only).
+    batch_norm : bool, default=False
+        Batch normalisation before each hidden activation. With it, a
+        trailing batch of a single row is skipped in that epoch.
+    learning_rate : float, default=1e-3
+        AdamW step size. Lower it if training diverges.
+    batch_size : int, default=256
+        Rows per gradient step.
+    epochs : int, default=100
+        Passes over the training rows (per ``fit`` call, also with
+        ``warm_start``); an upper bound with ``early_stopping`` or a stopping
+        callback. Called ``max_epochs`` before skembed 0.2.
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the rows, stop when the
+        validation loss has not improved by ``tol`` (relative) for
+        ``patience`` epochs, and restore the best weights.
+    validation_fraction : float in (0, 1), default=0.1
+        Share of the rows held out for early stopping.
+    patience : int, default=10
+        Epochs without improvement before early stopping ends training.
+    tol : float, default=1e-4
+        Relative improvement that resets the patience counter.
+    weight_decay : float, default=0.0
+        AdamW decoupled weight decay.
+    preprocessor : "auto", transformer or None, default="auto"
+        ``"auto"`` builds in ``fit`` a ``ColumnTransformer`` of
+        :class:`~skembed.preprocessing.ScalerEmbedder` (numeric columns,
+        median imputation plus a missing-indicator column) and
+        :class:`~skembed.preprocessing.OneHotEmbedder` (object, category,
+        string and bool columns; missing values as their own category;
+        categories unseen in ``fit`` become an all-zero block with a
+        ``UserWarning``). Any scikit-learn transformer may be given instead
+        (cloned and fitted; all its output columns get the squared-error
+        loss), or ``None`` for numeric input used as is (NaN is then an error).
+    random_state : int, RandomState instance or None, default=None
+        Seeds weight initialisation, shuffling, dropout and the validation
+        split; the same int gives identical codes on the CPU.
+    device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device, default="cpu"
+        Resolved in ``fit`` into ``device_``.
+    verbose : int, default=0
+        0: silent; 1: a progress bar over epochs with the train/validation
+        loss; 2: also one line per epoch.
+    warm_start : bool, default=False
+        Continue training the fitted network (and keep the fitted
+        preprocessor) on the next ``fit`` call, appending to ``history_``.
+        The optimiser state is rebuilt. A warm-start ``fit`` that fails
+        leaves the previous fit untouched.
+    callbacks : list of callable or None, default=None
+        Each is called after every epoch as ``callback(estimator, record)``
+        (:mod:`skembed.callbacks`) with ``record`` the new ``history_`` entry
+        and ``model_`` holding the epoch's weights; returning ``True`` stops
+        training.
+    n_jobs : int or None, default=1
+        Threads for torch/BLAS during ``fit``/``transform``. ``None``:
+        ``OMP_NUM_THREADS`` if set, else every core (the library-wide
+        meaning, :func:`skembed.utils._compute.resolve_n_jobs`). One by default: the
+        per-batch matrices of tabular networks are too small for intra-op
+        parallelism to pay off (it was 100x slower on a loaded 2-core
+        machine); raise it for wide networks and large batches.
 
     Attributes
     ----------
@@ -163,6 +223,7 @@ callbacks, n_jobs
         Parameters
         ----------
         X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen in ``fit``.
 
         Returns
         -------
@@ -204,8 +265,8 @@ callbacks, n_jobs
         check_is_fitted(self, "model_")
         if not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
-        rng = np.random.RandomState(seed_from_random_state(random_state))
-        gen = torch_generator(int(rng.randint(0, 2**31 - 1)), "cpu")
+        rng = check_random_state(seed_from_random_state(random_state))
+        gen = torch_generator(seed_from_random_state(rng), "cpu")
         z = torch.randn((int(n_samples), self.n_components), generator=gen).numpy()
         with limit_threads(self.n_jobs):
             decoded = self._decode_codes(z)

@@ -11,7 +11,9 @@ import importlib.util
 import numbers
 import os
 import sys
+import warnings
 from numbers import Integral
+from typing import NamedTuple
 
 from sklearn.utils._param_validation import Options
 
@@ -39,14 +41,7 @@ class DeviceConstraint(Options):
         super().__init__(str, {"auto", "cpu", "cuda", "mps"})
 
     def is_satisfied_by(self, val):
-        if type(val).__module__ == "torch" and type(val).__name__ == "device":
-            return True
-        if not isinstance(val, str):
-            return False
-        name = val.strip().lower()
-        return name in ("auto", "cpu", "cuda", "mps") or (
-            name.startswith("cuda:") and name[5:].isdigit()
-        )
+        return parse_device(val) is not None
 
     def __str__(self):
         return "a device name ('auto', 'cpu', 'cuda', 'cuda:N', 'mps') or a torch.device"
@@ -66,6 +61,42 @@ COMPUTE_PARAMETER_CONSTRAINTS = {"device": [DeviceConstraint()], **THREAD_PARAME
 
 
 # --------------------------------------------------------------------------- devices
+def parse_device(value):
+    """The canonical name of a ``device`` parameter, or None if it names no device.
+
+    The one parse of a ``device`` value: :class:`DeviceConstraint` (the parameter rule) and
+    :func:`resolve_device` (availability) both call it. Never imports torch: a
+    ``torch.device`` is recognised by its type's module.
+
+    Parameters
+    ----------
+    value : object
+        A device name (``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"``; case and
+        surrounding spaces ignored) or a ``torch.device``.
+
+    Returns
+    -------
+    name : str or None
+        ``"auto"``, ``"cpu"``, ``"cuda:N"`` (``"cuda"`` is ``"cuda:0"``) or ``"mps"``; None for
+        anything else.
+
+    Examples
+    --------
+    >>> [parse_device(v) for v in ("CPU ", "cuda", "cuda:1", "auto", "gpu", "cuda:x", 3)]
+    ['cpu', 'cuda:0', 'cuda:1', 'auto', None, None, None]
+    """
+    if type(value).__module__ == "torch" and type(value).__name__ == "device":
+        value = str(value)
+    if not isinstance(value, str):
+        return None
+    name = value.strip().lower()
+    if name == "cuda":
+        return "cuda:0"
+    if name in ("auto", "cpu", "mps") or (name.startswith("cuda:") and name[5:].isdigit()):
+        return name
+    return None
+
+
 def _torch_installed() -> bool:
     return "torch" in sys.modules or importlib.util.find_spec("torch") is not None
 
@@ -120,7 +151,12 @@ def resolve_device(device) -> str:
     The parameter itself is never modified; estimators store the result in
     ``device_``.
     """
-    name = str(device).strip().lower() if device is not None else "auto"
+    name = parse_device("auto" if device is None else device)
+    if name is None:
+        raise ValueError(
+            f"device={device!r} is not recognised; use 'auto', 'cpu', 'cuda', 'cuda:N', "
+            "'mps' or a torch.device."
+        )
     if name == "cpu":
         return "cpu"
     available = available_devices()
@@ -130,20 +166,6 @@ def resolve_device(device) -> str:
                 if dev.startswith(prefix):
                     return dev
         return "cpu"
-    if name == "cuda":
-        name = "cuda:0"
-    if name.startswith("cuda:"):
-        index = name[5:]
-        if not index.isdigit():
-            raise ValueError(
-                f"device={device!r} is not a valid CUDA device; use 'cuda' or 'cuda:N' "
-                "with N a device index."
-            )
-    elif name != "mps":
-        raise ValueError(
-            f"device={device!r} is not recognised; use 'auto', 'cpu', 'cuda', 'cuda:N', "
-            "'mps' or a torch.device."
-        )
     if name not in available:
         hint = "" if _torch_installed() else " (torch is not installed: pip install torch)"
         raise ValueError(
@@ -210,6 +232,101 @@ def resolve_engine(engine, device_, *, cpu_engine, torch_engines=("torch",), nam
         return cpu_engine
     allowed = ", ".join(repr(e) for e in ("auto", cpu_engine, *torch_engines))
     raise ValueError(f"{name} must be one of {allowed}; got {engine!r}.")
+
+
+class Compute(NamedTuple):
+    """What a fit computes with: the resolved device, engine and thread count."""
+
+    device: str
+    engine: str | None
+    n_threads: int
+
+
+def resolve_compute(
+    estimator, *, device=None, cpu_engine=None, torch_engines=("torch",), engine_param="engine"
+):
+    """Resolve an estimator's compute parameters at once, before any expensive work.
+
+    The one place where ``device``, ``engine`` and ``n_jobs`` become ``device_``,
+    ``engine_`` and a thread count (:func:`resolve_device`, :func:`resolve_engine`,
+    :func:`resolve_n_jobs`, in that order, so a bad combination fails at once).
+
+    Parameters
+    ----------
+    estimator : estimator
+        Reads its ``device`` (``"cpu"`` when it has none), its engine parameter and ``n_jobs``.
+    device : str, optional
+        A device to resolve instead of ``estimator.device`` (e.g. ``"cpu"`` where a backend
+        turns ``"auto"`` into the CPU).
+    cpu_engine : str, optional
+        The estimator's CPU engine (``"numba"``, ``"sklearn"``); None: no engine parameter.
+    torch_engines : tuple of str, default=("torch",)
+        The estimator's torch engines.
+    engine_param : str, default="engine"
+        The name of the estimator's engine parameter.
+
+    Returns
+    -------
+    compute : Compute
+        ``(device, engine, n_threads)``; ``engine`` is None without ``cpu_engine``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`resolve_device`, :func:`resolve_engine` and :func:`resolve_n_jobs`.
+
+    Examples
+    --------
+    >>> from skembed import TfidfLSA
+    >>> resolve_compute(TfidfLSA(device="cpu", n_jobs=1), cpu_engine="sklearn")
+    Compute(device='cpu', engine='sklearn', n_threads=1)
+    """
+    device = resolve_device(getattr(estimator, "device", "cpu") if device is None else device)
+    engine = None
+    if cpu_engine is not None:
+        engine = resolve_engine(
+            getattr(estimator, engine_param),
+            device,
+            cpu_engine=cpu_engine,
+            torch_engines=torch_engines,
+            name=engine_param,
+        )
+    return Compute(device, engine, resolve_n_jobs(getattr(estimator, "n_jobs", None)))
+
+
+def device_after_unpickling(estimator, device):
+    """The device an unpickled estimator loads its model on: one CPU fallback for all.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Its ``device_`` is set to the result.
+    device : str
+        The device it was fitted on (its stored ``device_``).
+
+    Returns
+    -------
+    device : str
+        ``device`` when it is available in this process, else ``"cpu"`` with one
+        ``UserWarning`` naming the device it was fitted on.
+
+    Warns
+    -----
+    UserWarning
+        When the fitted device is not available (or not a device name) here.
+    """
+    try:
+        resolved = resolve_device(device)
+    except ValueError:
+        warnings.warn(
+            f"{type(estimator).__name__} was fitted on device {device!r}, which is not available "
+            "here; the model was moved to 'cpu' (device_ is now 'cpu').",
+            UserWarning,
+            stacklevel=3,
+        )
+        resolved = "cpu"
+    estimator.device_ = resolved
+    return resolved
 
 
 # --------------------------------------------------------------------------- threads

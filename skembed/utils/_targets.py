@@ -1,9 +1,10 @@
-"""Checks of the target ``y`` of the text estimators that learn from labels."""
+"""The one check of the target ``y`` of the estimators that learn from labels, and cross-fitting."""
 
 from __future__ import annotations
 
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import column_or_1d
 
 from ._state import restore_on_failure
 
@@ -11,51 +12,71 @@ __all__ = ["check_cross_fit_classes", "check_target", "cross_fitted", "fit_cross
 
 
 def _is_missing(v):
-    return v is None or (isinstance(v, float) and v != v)
+    """None, a float NaN, ``pd.NA`` or ``pd.NaT`` (pandas not imported)."""
+    return (
+        v is None
+        or (isinstance(v, float) and v != v)
+        or type(v).__name__ in ("NAType", "NaTType")
+    )
 
 
-def check_target(y, n_documents, *, target_type, estimator, min_per_class=1):
-    """Validate ``y`` for a label-trained text estimator.
+def check_target(
+    y, n_samples, *, target_type, estimator, min_per_class=1, constant_ok=False
+):
+    """Validate the ``y`` of an estimator that learns from labels: the one check of ``y``.
+
+    Used by every label-trained estimator (``SetFitEmbedder``, supervised
+    ``StaticEmbedder``, ``EntityEmbedder``); its messages keep scikit-learn's phrases
+    ("requires y to be passed", "Unknown label type") that its estimator checks look for.
 
     Parameters
     ----------
-    y : array-like of shape (n_documents,) or None
-    n_documents : int
-        Number of documents of ``X``.
+    y : array-like of shape (n_samples,) or (n_samples, 1), or None
+    n_samples : int
+        Number of rows (documents) of ``X``.
     target_type : {"auto", "binary", "multiclass", "continuous"}
+        ``"auto"`` infers it with scikit-learn's ``type_of_target``.
     estimator : str
         Name used in the messages.
     min_per_class : int, default=1
-        Fewest documents a class may have (2 where a positive pair is needed).
+        Fewest rows a class may have (2 where a positive pair is needed).
+    constant_ok : bool, default=False
+        Whether a constant continuous target is accepted.
 
     Returns
     -------
-    y : numpy.ndarray of shape (n_documents,)
+    y : numpy.ndarray of shape (n_samples,)
         Class codes (int64, ``0..n_classes-1``) or the float64 target.
     kind : str
         ``"binary"``, ``"multiclass"`` or ``"continuous"``.
     classes : numpy.ndarray or None
-        The classes (None for a continuous target).
+        The sorted classes (None for a continuous target).
 
     Raises
     ------
     ValueError
-        ``y`` is None, not one label per document, has NaN/None labels, a
-        single class, a class with fewer than ``min_per_class`` documents, a
-        constant continuous value, or is of another type (multilabel, ...).
+        ``y`` is None, not one label per row, has missing labels (None, NaN, ``pd.NA``), an
+        infinite value, a single class, more than two classes with ``target_type="binary"``,
+        a class with fewer than ``min_per_class`` rows, a constant continuous value (unless
+        ``constant_ok``), or is of another type (multilabel, ...).
+
+    Examples
+    --------
+    >>> check_target(["b", "a", "b"], 3, target_type="auto", estimator="E")
+    (array([1, 0, 1]), 'binary', array(['a', 'b'], dtype='<U1'))
     """
     if y is None:
         raise ValueError(
-            f"{estimator} learns from the labels: call fit(X, y) with y, one label per "
-            "document (or turn label training off)."
+            f"{estimator} requires y to be passed, but the target y is None: it learns from "
+            "the labels; call fit(X, y) with one label per row (or turn label training off)."
         )
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
-        y = y.ravel()
-    if y.ndim != 1 or len(y) != n_documents:
+        y = column_or_1d(y, warn=True)  # scikit-learn's DataConversionWarning
+    if y.ndim != 1 or len(y) != n_samples:
         raise ValueError(
-            f"y has shape {np.shape(y)} but X has {n_documents} documents; give one label per "
-            "document."
+            f"y has shape {np.shape(y)} but X has {n_samples} rows; give one label per row "
+            "(a 1d array of n_samples labels)."
         )
     if y.dtype.kind in "fc":
         missing = np.flatnonzero(np.isnan(y))
@@ -65,33 +86,47 @@ def check_target(y, n_documents, *, target_type, estimator, min_per_class=1):
         missing = np.zeros(0, dtype=np.int64)
     if len(missing):
         raise ValueError(
-            f"y has {len(missing)} missing (NaN/None) labels (first rows: "
-            f"{missing[:10].tolist()}); drop those documents or fill their labels before fitting."
+            f"y has {len(missing)} missing label(s) (None, NaN or pd.NA), the first at position "
+            f"{missing[0]} (rows {missing[:10].tolist()}); drop those rows or fill their labels "
+            f"before fitting {estimator}."
+        )
+    if y.dtype.kind in "fc" and not np.isfinite(y).all():
+        raise ValueError(
+            f"y holds infinite values (first at position {np.flatnonzero(~np.isfinite(y))[0]}); "
+            f"{estimator} needs finite targets."
         )
     kind = target_type
     if kind == "auto":
         kind = type_of_target(y, input_name="y")
     if kind not in ("binary", "multiclass", "continuous"):
         raise ValueError(
-            f"y is of type {kind!r}; {estimator} takes class labels (binary or multiclass) or a "
-            "continuous target (set target_type='continuous')."
+            f"Unknown label type: target of type {kind!r}; {estimator} supports 'binary', "
+            "'multiclass' and 'continuous' targets (set target_type)."
         )
     if kind == "continuous":
-        y = y.astype(np.float64)
-        if np.ptp(y) == 0:
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"target_type='continuous' but y is not numeric: {exc}") from exc
+        if np.ptp(y) == 0 and not constant_ok:
             raise ValueError("y is constant; a continuous target needs at least two values.")
         return y, kind, None
     classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
     if len(classes) < 2:
         raise ValueError(
-            f"y has a single class ({classes[0]!r}); {estimator} needs documents of at least "
-            "two classes."
+            f"y has only one class ({classes[0]!r}): {estimator} learns from the labels, which "
+            "needs at least 2 classes. Fit on data with several classes, or give a continuous "
+            "target with target_type='continuous'."
+        )
+    if kind == "binary" and len(classes) > 2:
+        raise ValueError(
+            f"target_type='binary' but y has {len(classes)} classes; use 'multiclass'."
         )
     if counts.min() < min_per_class:
         few = classes[counts < min_per_class].tolist()
         raise ValueError(
-            f"class(es) {few[:10]} have a single document, so no positive pair; give each class "
-            "at least two documents or drop those rows."
+            f"class(es) {few[:10]} have fewer than {min_per_class} rows, so no positive pair; "
+            f"give each class at least {min_per_class} rows or drop those rows."
         )
     return codes.astype(np.int64), kind, classes
 
@@ -213,7 +248,7 @@ def cross_fitted(estimator, documents, y):
     from sklearn.base import clone
     from sklearn.model_selection import KFold, StratifiedKFold
 
-    from ..utils._seeding import seed_from_random_state
+    from ._seeding import seed_from_random_state
 
     cv, seed = estimator.cv, seed_from_random_state(estimator.random_state)
     if estimator.target_type_ == "continuous":

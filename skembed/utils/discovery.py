@@ -83,7 +83,7 @@ list of such str, default=None
     >>> {"Word2VecTransformer", "EntityEmbedder", "OneHotEmbedder"} <= estimators.keys()
     True
     >>> estimators["TfidfLSA"].__module__
-    'skembed.text.lsa'
+    'skembed.text.count._lsa'
     >>> any(name.startswith(("_", "Base")) for name in estimators)
     False
     >>> all_estimators(type_filter="classifier")

@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = r"""
 import sys
 import numpy as np
-from skembed.text._word2vec_training import kernel_config
-from skembed.kernels import doc2vec, word2vec
+from skembed.text.word2vec._training import kernel_config
+from skembed.kernels.scheduler import train_doc2vec_chunk, train_word2vec_chunk
 from skembed.kernels.fasttext import vocabulary_ngram_hashes
 
 
@@ -48,12 +48,12 @@ def run(case, n_parts, sync):
         for rep in range(2):  # the first call compiles (or loads) the kernel
             print("@@START" if rep else "@@WARM", flush=True)
             if d2v:
-                doc2vec.train_chunk(
+                train_doc2vec_chunk(
                     syn0, syn1neg, syn1, ids, offsets, np.arange(3) + n_rows, cfg, d2v == 2,
                     False, 0.025, 0.0001, 7, n_parts,
                 )
             else:
-                word2vec.train_chunk(
+                train_word2vec_chunk(
                     syn0, syn1neg, syn1, ids, offsets, cfg, 0.025, 0.0001, 7, n_parts
                 )
             print("@@END" if rep else "@@WARMED", flush=True)

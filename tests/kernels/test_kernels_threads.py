@@ -13,7 +13,7 @@ from skembed.kernels import SPIN_COUNT
 _SCRIPT = """
 import os
 import numba
-import skembed.kernels._scheduler  # starts the pool
+import skembed.kernels.scheduler  # starts the pool
 print("LAYER", numba.threading_layer())
 print("ENV", os.environ.get("OMP_WAIT_POLICY"))
 """

@@ -204,7 +204,7 @@ def test_wide_categorical_warns_with_the_fix():
 def test_failed_candidate_scores_nan_with_a_warning():
     docs = ["cheap loan bank", "bank money loan", "cat dog farm", "farm animal dog"] * 3
     labels = ["money", "money", "farm", "farm"] * 3
-    from skembed.text.lsa import TfidfLSA
+    from skembed.text.count._lsa import TfidfLSA
 
     with pytest.warns(UserWarning, match=r"lsa \{'n_components': 50\} failed on fold 0"):
         results = ms.compare_embedders(

@@ -19,7 +19,7 @@ from skembed.model_selection import (
     save_pipeline,
     usable_rows,
 )
-from skembed.text.lsa import TfidfLSA
+from skembed.text.count._lsa import TfidfLSA
 
 pd = pytest.importorskip("pandas")
 

@@ -204,7 +204,7 @@ def _reference_epoch(syn0, syn1, ids, offsets, window, negative, lr, prob, alias
 
 @pytest.mark.parametrize("sg", [True, False])
 def test_loss_decreases_like_sequential_word2vec(sg):
-    from skembed.kernels import _sampling
+    from skembed.kernels import sampling as _sampling
 
     rng = np.random.default_rng(0)
     n_words, dim, length = 30, 16, 12
@@ -261,7 +261,7 @@ def test_estimators_train_through_the_batched_engine_as_on_a_gpu(monkeypatch, cl
     # naming that engine runs the same code here on the CPU (CUDA: tests/test_cuda.py).
     import skembed
     from skembed.datasets import load_bbc_news
-    from skembed.text import _engines
+    from skembed.text.word2vec import _engines
 
     texts, _ = load_bbc_news()
     texts = texts[:300]
@@ -285,7 +285,7 @@ def test_estimators_train_through_the_batched_engine_as_on_a_gpu(monkeypatch, cl
 
 
 def test_engine_names_the_trainer():
-    from skembed.text.word2vec import Word2VecTransformer
+    from skembed.text.word2vec._word2vec import Word2VecTransformer
 
     docs = [["a", "b", "c", "a", "b"], ["b", "c", "a", "c"]] * 5
     small = dict(vector_size=4, epochs=1, min_count=1, random_state=0)

@@ -61,8 +61,8 @@ def test_vocabulary_order_is_build_vocabulary_on_first_seen_counts():
 
 
 def test_word2vec_vocabulary_releases_the_provisional_words():
-    from skembed.text._word2vec_training import EncodedCorpus
-    from skembed.text.word2vec import Word2VecTransformer
+    from skembed.text.word2vec._training import EncodedCorpus
+    from skembed.text.word2vec._word2vec import Word2VecTransformer
 
     corpus = EncodedCorpus([["b", "a", "b", "c"], ["a", "b", "d", "a"]], build_analyzer())
     index_to_key, counts, remap = Word2VecTransformer(min_count=2)._vocabulary(corpus)
@@ -73,7 +73,7 @@ def test_word2vec_vocabulary_releases_the_provisional_words():
 
 
 def test_encoded_corpus_ids_pieces_and_counts(monkeypatch):
-    from skembed.text import _word2vec_training as training
+    from skembed.text.word2vec import _training as training
 
     monkeypatch.setattr(training, "MAX_DOCUMENT_LENGTH", 3)
     docs = [["b", "a", "b", "c"], [], ["a", "b", "d", "a", "e", "b", "c"]]

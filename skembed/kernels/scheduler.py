@@ -1,0 +1,294 @@
+"""The one phase scheduler of the word2vec-family kernels (Word2Vec, FastText, Doc2Vec).
+
+:func:`run_phases` trains a corpus chunk, one contiguous slice of documents per part
+(``prange``): lock-free (``phase is None``), or deterministically in phases of ``phase``
+centre tokens per part, each phase one parallel region followed by the merge of the rows
+it touched (:func:`skembed.kernels._phases._merge_phase`). Each variant supplies only its
+``train_part``; :func:`_train_step` picks it:
+
+- ``doc is None`` (Word2Vec, FastText): ``variant`` selects
+  :func:`~skembed.kernels.word2vec.train_part` (:data:`PER_EXAMPLE`),
+  :func:`~skembed.kernels.word2vec.train_part_shared` (:data:`SHARED_SKIPGRAM`),
+  :func:`~skembed.kernels.word2vec.train_part_bag` (:data:`SHARED_BAG`) or
+  :func:`~skembed.kernels.word2vec.train_part_cbow_shared` (:data:`SHARED_CBOW`), once
+  per part and phase, outside the inner loops;
+- ``doc = (doc_rows, dm, dbow_words, shared)`` (Doc2Vec): :func:`skembed.kernels.doc2vec.train_part`,
+  or with ``shared`` (pure PV-DBOW, negative sampling)
+  :func:`~skembed.kernels.doc2vec.train_part_dbow_shared`.
+
+The choice between the two families, like ``sub is None`` and ``phase is None``, is made
+by the *type* of the argument when numba compiles :func:`run_phases` (``@overload``), so
+every variant is its own machine code with no branch on the variant in its inner loops
+(such branches cost ~30%).
+
+The public entry points live here too, above the variants they dispatch to (so no module
+imports this one back): :func:`train_word2vec_chunk`, :func:`train_doc2vec_chunk`, and
+:func:`training_partition` (re-exported from ``_phases``), which the engines call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange, types
+from numba.extending import overload
+
+from . import doc2vec as _d2v
+from . import launch_threads
+from . import word2vec as _w2v
+from ._phases import (  # noqa: F401  (training_partition: re-exported for the engines)
+    _buffer_sizes,
+    _max_bag,
+    _max_context,
+    _merge_phase,
+    _part_scratch,
+    _part_starts,
+    _part_workspace,
+    _scratch,
+    _workspaces,
+    training_partition,
+)
+
+launch_threads()  # numba's pool, its idle threads spinning briefly (see launch_threads)
+
+#: ``variant`` of Word2Vec/FastText: :func:`skembed.kernels.word2vec.train_part`
+PER_EXAMPLE = 0
+#: :func:`skembed.kernels.word2vec.train_part_shared` (skip-gram, shared negatives)
+SHARED_SKIPGRAM = 1
+#: :func:`skembed.kernels.word2vec.train_part_bag` (FastText skip-gram, the centre's n-gram bag)
+SHARED_BAG = 2
+#: :func:`skembed.kernels.word2vec.train_part_cbow_shared` (CBOW, batches of centre words)
+SHARED_CBOW = 3
+
+
+def _is_none(x):
+    return isinstance(x, (types.NoneType, types.Omitted))
+
+
+def _train_step(
+    doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
+    part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
+):  # fmt: skip
+    """One part's step of a phase: the variant's ``train_part`` (compiled: an ``@overload``)."""
+    raise NotImplementedError("compiled only (numba @overload)")
+
+
+@overload(_train_step, inline="always")
+def _train_step_impl(
+    doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
+    part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
+):  # fmt: skip
+    if _is_none(doc):
+
+        def word2vec_step(
+            doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
+            part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
+        ):  # fmt: skip
+            if variant == SHARED_CBOW:
+                return _w2v.train_part_cbow_shared(
+                    syn0, syn1neg, ids, offsets, c, sub, p_start, p_end, part_start, part_tokens,
+                    alpha_start, alpha_end, state, ws, need, tmp,
+                )  # fmt: skip
+            if variant == SHARED_BAG:
+                return _w2v.train_part_bag(
+                    syn0, syn1neg, ids, offsets, c, sub, p_start, p_end, part_start, part_tokens,
+                    alpha_start, alpha_end, state, ws, need, tmp,
+                )  # fmt: skip
+            if variant == SHARED_SKIPGRAM:
+                return _w2v.train_part_shared(
+                    syn0, syn1neg, ids, offsets, c, sub, p_start, p_end, part_start, part_tokens,
+                    alpha_start, alpha_end, state, ws, need, tmp,
+                )  # fmt: skip
+            return _w2v.train_part(
+                syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
+                part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
+            )  # fmt: skip
+
+        return word2vec_step
+
+    def doc2vec_step(
+        doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
+        part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
+    ):  # fmt: skip
+        if doc[3]:
+            return _d2v.train_part_dbow_shared(
+                syn0, syn1neg, ids, offsets, doc[0], c, p_start, p_end, part_start, part_tokens,
+                alpha_start, alpha_end, state, ws, need, tmp,
+            )  # fmt: skip
+        return _d2v.train_part(
+            syn0, syn1neg, syn1, ids, offsets, doc[0], c, doc[1], doc[2], p_start, p_end,
+            part_start, part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
+        )  # fmt: skip
+
+    return doc2vec_step
+
+
+def _phase_buffers(doc, variant, c, n_rows, dim, max_ctx):
+    """Buffer slots per matrix and part, and the slots one centre token may take (``@overload``)."""
+    raise NotImplementedError("compiled only (numba @overload)")
+
+
+@overload(_phase_buffers, inline="always")
+def _phase_buffers_impl(doc, variant, c, n_rows, dim, max_ctx):
+    if _is_none(doc):
+        return lambda doc, variant, c, n_rows, dim, max_ctx: _buffer_sizes(
+            c, n_rows, dim, variant != PER_EXAMPLE, max_ctx
+        )
+
+    def doc2vec_buffers(doc, variant, c, n_rows, dim, max_ctx):
+        caps, _ = _buffer_sizes(c, n_rows, dim, False, max_ctx)
+        need = _d2v._needs(c, doc[1], doc[2], doc[3], max_ctx)
+        for m in range(3):
+            caps[m] = min(n_rows[m], max(caps[m], 2 * need[m]))
+            if caps[m] >= n_rows[m]:
+                need[m] = 0
+        return caps, need
+
+    return doc2vec_buffers
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def run_phases(
+    syn0, syn1neg, syn1, ids, offsets, c, sub, doc, variant, phase, alpha_start, alpha_end, seed,
+    n_parts,
+):  # fmt: skip
+    """Train one corpus chunk with ``n_parts`` parts: the family's one phase loop.
+
+    Parameters
+    ----------
+    syn0, syn1neg, syn1 : numpy.ndarray of shape (n_rows, dim), float32
+        Input and output matrices, updated in place.
+    ids : numpy.ndarray of shape (n_tokens,), int32
+    offsets : numpy.ndarray of shape (n_docs + 1,), int64
+    c : skembed.kernels.word2vec.KernelConfig
+    sub : tuple (indptr int64, indices int32) or None
+        FastText's subword rows of each word; ``None``: word ``w`` is row ``w``.
+    doc : tuple (doc_rows int64 (n_docs,), dm bool, dbow_words bool, shared bool) or None
+        Doc2Vec's document rows and mode; ``None``: Word2Vec/FastText.
+    variant : int
+        Word2Vec/FastText's train part (:data:`PER_EXAMPLE` ... :data:`SHARED_CBOW`);
+        not read for Doc2Vec.
+    phase : int or None
+        Centre tokens per part and phase (deterministic); ``None``: lock-free.
+    alpha_start, alpha_end : float
+        Learning rate at the first and last token of each part's slice.
+    seed : int
+    n_parts : int
+
+    Returns
+    -------
+    stats : numpy.ndarray of shape (n_parts, 3), float64
+        Summed loss, number of examples and a NaN flag (1.0) per part.
+    """
+    dim = syn0.shape[1]
+    stats = np.zeros((n_parts, 3), dtype=np.float64)
+    starts, ends, states = _part_starts(offsets, seed, n_parts)
+    pos = starts.copy()
+    n_rows = np.array([syn0.shape[0], syn1neg.shape[0], syn1.shape[0]], dtype=np.int64)
+    max_ctx = _max_context(offsets, c.window)
+    caps, need = _phase_buffers(doc, variant, c, n_rows, dim, max_ctx)
+    if phase is None:
+        step = np.int64(1) << 62
+        caps[:] = 0
+        n_rows[:] = 0
+    else:
+        step = np.int64(phase)
+    w = _workspaces(n_parts, n_rows, caps, dim)
+    scratch = _scratch(n_parts, max_ctx, c.negative, dim, _max_bag(c))
+    while (pos < ends).any():
+        for t in prange(n_parts):
+            if pos[t] < ends[t]:
+                ws = _part_workspace(phase, w, t)
+                tmp = _part_scratch(scratch, t)
+                loss, nex, bad, p, st = _train_step(
+                    doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, pos[t],
+                    min(ends[t], pos[t] + step), starts[t], ends[t] - starts[t], alpha_start,
+                    alpha_end, states[t], ws, need, tmp,
+                )  # fmt: skip
+                stats[t, 0] += loss
+                stats[t, 1] += nex
+                states[t] = st
+                pos[t] = ends[t] if bad else p
+                if bad:
+                    stats[t, 2] = 1.0
+        if phase is not None:
+            _merge_phase(syn0, syn1neg, syn1, w, n_parts)
+    return stats
+
+
+def train_word2vec_chunk(syn0, syn1neg, syn1, ids, offsets, config, alpha_start, alpha_end, seed, n_parts):
+    """Train on one corpus chunk split into ``n_parts`` contiguous slices of documents.
+
+    See :mod:`skembed.kernels.word2vec`'s docstring for the parameters and the two modes
+    (``config.sync_tokens``). Returns ``stats``, float64 of shape
+    (n_parts, 3): summed loss, number of examples (skip-gram: pairs, CBOW:
+    centre words) and a NaN flag per slice.
+
+    A Python function: it passes the subword CSR and the phase length to the
+    family's one compiled phase loop (:func:`skembed.kernels.run_phases`)
+    as ``None`` when unused, so that numba compiles a variant without subword and
+    buffer code for plain Word2Vec and lock-free threads (the ``is None`` tests are
+    resolved at compile time; branches on them in the innermost loops cost ~30%), and
+    chooses the train part once per chunk.
+    """
+    c = config
+    sub = (c.sub_indptr, c.sub_indices) if c.sub_indptr.shape[0] > 0 else None
+    phase = int(c.sync_tokens) if (c.sync_tokens > 0 and n_parts > 1) else None
+    # CBOW with subword rows (FastText) keeps per-example negatives: measured 1.03-1.09x
+    # only (the n-gram bags dominate) and its quality not measured over seeds
+    shared = bool(c.shared_negatives and not c.hs and c.negative > 0 and (c.sg or sub is None))
+    if not shared:
+        variant = PER_EXAMPLE
+    elif not c.sg:
+        variant = SHARED_CBOW
+    elif sub is not None:
+        variant = SHARED_BAG
+    else:
+        variant = SHARED_SKIPGRAM
+    return run_phases(
+        syn0, syn1neg, syn1, ids, offsets, c, sub, None, variant, phase, alpha_start, alpha_end,
+        seed, n_parts,
+    )  # fmt: skip
+
+
+def train_doc2vec_chunk(
+    syn0, syn1neg, syn1, ids, offsets, doc_rows, config, dm, dbow_words, alpha_start, alpha_end,
+    seed, n_parts,
+):  # fmt: skip
+    """Train paragraph vectors on one corpus chunk split into ``n_parts`` slices of pieces.
+
+    Parameters
+    ----------
+    syn0 : numpy.ndarray of shape (n_words + n_doc_rows, dim), float32
+        Word input vectors, then the document (tag) vectors; updated in place.
+    syn1neg : numpy.ndarray of shape (n_words, dim) or (0, dim), float32
+    syn1 : numpy.ndarray of shape (n_words - 1, dim) or (0, dim), float32
+        Output layers (negative sampling, hierarchical softmax), updated in place.
+    ids : numpy.ndarray of shape (n_tokens,), int32
+        Vocabulary ids of the chunk after subsampling.
+    offsets : numpy.ndarray of shape (n_pieces + 1,), int64
+    doc_rows : numpy.ndarray of shape (n_pieces,), int64
+        Row of ``syn0`` holding the document vector of each piece.
+    config : skembed.kernels.word2vec.KernelConfig
+        Output-layer tables, ``window`` and ``sync_tokens`` (the parallel
+        scheme of the word2vec kernel, reused here).
+    dm, dbow_words : bool
+    alpha_start, alpha_end : float
+        Learning rate at the first and last token of each slice.
+    seed : int
+    n_parts : int
+        Slices trained in parallel.
+
+    Returns
+    -------
+    stats : numpy.ndarray of shape (n_parts, 3), float64
+        Summed loss, number of examples and a NaN flag per slice.
+    """
+    c = config
+    phase = int(c.sync_tokens) if (c.sync_tokens > 0 and n_parts > 1) else None
+    # pure PV-DBOW with negative sampling only: the batched kernel (shared negatives)
+    shared = bool(c.shared_negatives and not dm and not dbow_words and not c.hs and c.negative > 0)
+    doc = (doc_rows, bool(dm), bool(dbow_words), shared)
+    return run_phases(
+        syn0, syn1neg, syn1, ids, offsets, c, None, doc, PER_EXAMPLE, phase,
+        alpha_start, alpha_end, seed, n_parts,
+    )  # fmt: skip

@@ -1,0 +1,323 @@
+"""TfidfLSA: TF-IDF weighting followed by truncated SVD (latent semantic analysis)."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.decomposition import TruncatedSVD
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ...utils._compute import (
+    COMPUTE_PARAMETER_CONSTRAINTS,
+    limit_threads,
+    resolve_compute,
+)
+from ...utils._seeding import seed_from_random_state
+from .._analyzer import DEFAULT_TOKEN_PATTERN, vectorizer_kwargs
+from .._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin, oov_fraction
+from ._svd import torch_truncated_svd
+
+
+class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Latent semantic analysis: TF-IDF document vectors reduced by truncated SVD.
+
+    On ``device="cpu"`` this is exactly ``make_pipeline(TfidfVectorizer(...),
+    TruncatedSVD(...))`` with the same parameters; on a torch device (or with
+    ``engine="torch"``) the SVD runs with ``torch.svd_lowrank`` on the sparse
+    TF-IDF matrix.
+
+    Parameters
+    ----------
+    n_components : int, default=100
+        Width of the embedding; must be smaller than the vocabulary size.
+    min_df, max_df : int or float, default=1, 1.0
+        Document-frequency bounds of the vocabulary, as in ``TfidfVectorizer``.
+    max_features : int or None, default=None
+        Keep only the most frequent terms.
+    sublinear_tf : bool, default=False
+        Use ``1 + log(tf)``.
+    ngram_range : tuple (min_n, max_n), default=(1, 1)
+        Word n-gram lengths.
+    norm : {"l2", "l1"} or None, default="l2"
+        Row normalisation of the TF-IDF matrix.
+    algorithm : {"randomized", "arpack"}, default="randomized"
+        SVD solver of ``TruncatedSVD`` (CPU engine).
+    n_iter : int, default=5
+        Power iterations of the randomized solvers.
+    lowercase : bool, default=True
+        Lowercase ``str`` documents before tokenizing.
+    token_pattern : str, default=``r"(?u)\\b\\w\\w+\\b"``
+        Regular expression of a token (scikit-learn's: words of two or more characters).
+    tokenizer : callable or None, default=None
+        Tokenization of ``str`` documents; lists of tokens are taken as
+        pre-tokenized.
+    handle_missing : {"error", "empty"}, default="error"
+        ``None``/NaN documents raise, or are treated as empty documents.
+    handle_unknown : {"zeros", "nan", "error"}, default="zeros"
+        Output for documents with no known term (a zero vector by default).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the randomized SVD.
+    device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device, default="cpu"
+        Where the SVD runs. Resolved in ``fit`` into ``device_``.
+    engine : {"auto", "sklearn", "torch"}, default="auto"
+        ``"auto"``: scikit-learn on the CPU, torch elsewhere; ``"torch"``
+        forces the torch path (also on the CPU).
+    n_jobs : int or None, default=None
+        Threads for BLAS/torch during ``fit``/``transform``. ``None``:
+        ``OMP_NUM_THREADS`` if set, else every core (see
+        :func:`skembed.utils._compute.resolve_n_jobs`).
+    dtype : numpy dtype, default=numpy.float32
+        Output dtype; ``numpy.float64`` reproduces the scikit-learn pipeline bit for bit.
+
+    Attributes
+    ----------
+    vectorizer_ : sklearn.feature_extraction.text.TfidfVectorizer
+    vocabulary_ : dict of str to int
+        Term → column of the TF-IDF matrix.
+    components_ : numpy.ndarray of shape (n_components, n_terms), float64
+    explained_variance_ratio_ : numpy.ndarray of shape (n_components,)
+    singular_values_ : numpy.ndarray of shape (n_components,)
+    device_ : str
+    engine_ : {"sklearn", "torch"}
+    oov_rate_ : float
+        Fraction of the training documents' unigram tokens that are not in
+        the vocabulary (dropped by ``min_df``/``max_df``/``max_features``);
+        :meth:`oov_rate` computes it for any documents.
+
+    Raises
+    ------
+    ValueError
+        In ``fit``: before reading ``X``, ``engine="sklearn"`` on a non-CPU
+        device or an unavailable ``device``; then, if ``n_components`` is
+        not smaller than the vocabulary size, or the vocabulary is empty.
+
+    See Also
+    --------
+    PPMIEmbedder : word vectors from PPMI + SVD, pooled per document.
+
+    Notes
+    -----
+    TF-IDF as scikit-learn: ``tf * (ln((1 + n) / (1 + df)) + 1)``, rows L2
+    normalised; the SVD keeps the top ``n_components`` right singular vectors
+    ``V`` and embeds a document as ``x V``.
+
+    References
+    ----------
+    Deerwester, Dumais, Furnas, Landauer & Harshman (1990), "Indexing by
+    Latent Semantic Analysis", JASIS 41(6).
+
+    Examples
+    --------
+    >>> from skembed import TfidfLSA
+    >>> docs = ["the cat sat", "the dog sat", "cats and dogs", "a dog barked"]
+    >>> TfidfLSA(n_components=2, random_state=0).fit_transform(docs).shape
+    (4, 2)
+    """
+
+    _parameter_constraints: dict = {
+        **TEXT_PARAMETER_CONSTRAINTS,
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "min_df": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="both")],
+        "max_df": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="both")],
+        "max_features": [Interval(Integral, 1, None, closed="left"), None],
+        "sublinear_tf": ["boolean"],
+        "ngram_range": [tuple],
+        "norm": [StrOptions({"l1", "l2"}), None],
+        "algorithm": [StrOptions({"randomized", "arpack"})],
+        "n_iter": [Interval(Integral, 0, None, closed="left")],
+        **COMPUTE_PARAMETER_CONSTRAINTS,
+        "engine": [StrOptions({"auto", "sklearn", "torch"})],
+    }
+
+    def __init__(
+        self,
+        n_components=100,
+        *,
+        min_df=1,
+        max_df=1.0,
+        max_features=None,
+        sublinear_tf=False,
+        ngram_range=(1, 1),
+        norm="l2",
+        algorithm="randomized",
+        n_iter=5,
+        lowercase=True,
+        token_pattern=DEFAULT_TOKEN_PATTERN,
+        tokenizer=None,
+        handle_missing="error",
+        handle_unknown="zeros",
+        random_state=None,
+        device="cpu",
+        engine="auto",
+        n_jobs=None,
+        dtype=np.float32,
+    ):
+        self.n_components = n_components
+        self.min_df = min_df
+        self.max_df = max_df
+        self.max_features = max_features
+        self.sublinear_tf = sublinear_tf
+        self.ngram_range = ngram_range
+        self.norm = norm
+        self.algorithm = algorithm
+        self.n_iter = n_iter
+        self.lowercase = lowercase
+        self.token_pattern = token_pattern
+        self.tokenizer = tokenizer
+        self.handle_missing = handle_missing
+        self.handle_unknown = handle_unknown
+        self.random_state = random_state
+        self.device = device
+        self.engine = engine
+        self.n_jobs = n_jobs
+        self.dtype = dtype
+
+    def _make_vectorizer(self):
+        return TfidfVectorizer(
+            min_df=self.min_df,
+            max_df=self.max_df,
+            max_features=self.max_features,
+            sublinear_tf=self.sublinear_tf,
+            ngram_range=self.ngram_range,
+            norm=self.norm,
+            **vectorizer_kwargs(
+                self.lowercase, self.token_pattern or DEFAULT_TOKEN_PATTERN, self.tokenizer
+            ),
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the TF-IDF vocabulary and the SVD on ``X``.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+            Documents: strings (tokenized by the analyzer) or lists of tokens.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : TfidfLSA
+            The fitted estimator.
+        """
+        self._fit(X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None):
+        """Fit on ``X`` and return its embedding (equal to ``fit(X).transform(X)``).
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+            Documents: strings (tokenized by the analyzer) or lists of tokens.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        X_new : numpy.ndarray of shape (n_documents, n_components), ``dtype``
+            The LSA coordinates of each document (``U * S`` of the truncated SVD).
+        """
+        return self._fit(X)
+
+    def _fit(self, X):
+        device, engine, _ = resolve_compute(self, cpu_engine="sklearn")
+        self.device_, self.engine_ = device, engine
+        documents = self._check_documents(X)
+        use_torch = engine == "torch"
+        # tokenize once: the token lists feed both the vectorizer and oov_rate_
+        analyzer = self._analyzer()
+        token_lists = [tuple(analyzer(doc)) for doc in documents]
+        with limit_threads(self.n_jobs):
+            self.vectorizer_ = self._make_vectorizer()
+            try:
+                tfidf = self.vectorizer_.fit_transform(token_lists)
+            except ValueError as exc:  # empty vocabulary
+                raise ValueError(
+                    f"TfidfLSA: {exc}. The documents contain no usable term; check min_df/max_df "
+                    "and the token_pattern."
+                ) from None
+            n_terms = tfidf.shape[1]
+            if self.n_components >= n_terms:
+                raise ValueError(
+                    f"n_components={self.n_components} must be smaller than the vocabulary size "
+                    f"({n_terms} terms); use a smaller n_components or a larger corpus."
+                )
+            if use_torch:
+                seed = seed_from_random_state(self.random_state)
+                U, S, VT = torch_truncated_svd(
+                    tfidf, self.n_components, n_iter=self.n_iter, seed=seed, device=self.device_
+                )
+                X_new = U * S
+                self.components_ = VT
+                self.singular_values_ = S
+                self.explained_variance_ = np.var(X_new, axis=0)
+                full_var = _sparse_total_variance(tfidf)
+                self.explained_variance_ratio_ = self.explained_variance_ / full_var
+                self.svd_ = None
+            else:
+                self.svd_ = TruncatedSVD(
+                    n_components=self.n_components,
+                    algorithm=self.algorithm,
+                    n_iter=self.n_iter,
+                    random_state=self.random_state,
+                )
+                X_new = self.svd_.fit_transform(tfidf)
+                self.components_ = self.svd_.components_
+                self.singular_values_ = self.svd_.singular_values_
+                self.explained_variance_ = self.svd_.explained_variance_
+                self.explained_variance_ratio_ = self.svd_.explained_variance_ratio_
+        self.vocabulary_ = self.vectorizer_.vocabulary_
+        self._n_features_out = self.n_components
+        self.oov_rate_ = oov_fraction(token_lists, self.vocabulary_)
+        empty = np.diff(tfidf.indptr) == 0
+        return self._apply_handle_unknown(X_new, empty).astype(self.dtype, copy=False)
+
+    def transform(self, X):
+        """Embed documents.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+            Documents: strings (tokenized by the analyzer) or lists of tokens.
+
+        Returns
+        -------
+        X_new : numpy.ndarray of shape (n_documents, n_components), ``dtype``
+            The embedding of each document.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            If ``handle_unknown="error"`` and a document has no known term.
+        """
+        check_is_fitted(self, "components_")
+        documents = self._check_documents(X)
+        with limit_threads(self.n_jobs):
+            tfidf = self.vectorizer_.transform(documents)
+            if self.svd_ is not None:
+                X_new = self.svd_.transform(tfidf)
+            else:
+                X_new = np.asarray(tfidf @ self.components_.T)
+        empty = np.diff(tfidf.indptr) == 0
+        return self._apply_handle_unknown(X_new, empty).astype(self.dtype, copy=False)
+
+
+def _sparse_total_variance(X):
+    """Sum of the column variances of a sparse matrix, without densifying it."""
+    mean = np.asarray(X.mean(axis=0)).ravel()
+    mean_sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
+    return float(np.sum(mean_sq - mean**2))

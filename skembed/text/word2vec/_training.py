@@ -1,0 +1,461 @@
+"""The word2vec family's corpus encoding, kernel tables and epoch step (Word2Vec, FastText, Doc2Vec).
+
+The estimators' shared rules (parameter checks, vocabulary, weight
+initialisation, output layers, the engine and the glue around the epoch loop)
+are in :class:`skembed.text.word2vec._family.Word2VecFamilyMixin`, which calls
+what lives here:
+
+- :class:`EncodedCorpus`: the corpus tokenized once into int32 ids in chunks
+  (a re-iterable corpus that is not a list is spilled to a temporary file),
+  documents longer than :data:`MAX_DOCUMENT_LENGTH` split into pieces;
+- :func:`kernel_config`: noise alias table, Huffman tree, sigmoid tables
+  and the input-row CSR as one :class:`~skembed.kernels.word2vec.KernelConfig`;
+- :func:`train_epochs`: the family's epoch step (linear learning-rate decay
+  over all tokens, chunk seeds, frequent-word subsampling, the per-chunk
+  divergence check) run by the library's one loop,
+  :func:`skembed.utils._training.run_epochs`.
+
+The engines that train a chunk live in :mod:`skembed.text.word2vec._engines`, behind
+the small interface below.
+
+Engine interface
+----------------
+An engine holds the three weight matrices (``syn0`` input rows, ``syn1neg``
+negative-sampling output rows, ``syn1`` hierarchical-softmax inner nodes) and
+has two methods:
+
+``train_chunk(ids, offsets, alpha_start, alpha_end, seed) -> (loss, n_examples)``
+    ``ids`` (int32, vocabulary ids after subsampling) and ``offsets`` (int64,
+    ``n_docs + 1``) are one chunk; the learning rate decays linearly from
+    ``alpha_start`` to ``alpha_end`` over it; ``seed`` (int) seeds the
+    chunk's windows and negatives. Returns the summed loss (float, NaN if
+    training diverged) and the number of examples (float).
+``weights() -> (syn0, syn1neg, syn1)``
+    The current matrices as C-contiguous float32 numpy arrays (``syn1neg``
+    of shape (0, dim) without negative sampling, ``syn1`` of shape (0, dim)
+    without hierarchical softmax).
+
+Any object with these two methods can train a word2vec-family estimator
+(a device-resident engine, for instance). An engine that trains document
+vectors (:class:`~skembed.text.word2vec._engines.Doc2VecEngine`) takes one more
+argument, ``train_chunk(..., seed, doc_rows)``: the row of ``syn0`` holding
+the vector of each piece's document (int64, ``n_docs``). The trainer passes it
+when the estimator gives the rows of its documents (:func:`train_epochs`'s
+``doc_rows``), and only then, so the word engines keep the five-argument call.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from array import array
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...exceptions import diverged
+from ...utils._seeding import mix_seed
+from ...utils._training import run_epochs
+
+__all__ = [
+    "CHUNK_TOKENS",
+    "MAX_DOCUMENT_LENGTH",
+    "SYNC_TOKENS",
+    "EncodedCorpus",
+    "chunk_seed",
+    "effective_window",
+    "kernel_config",
+    "train_epochs",
+]
+
+#: documents longer than this are split into pieces (gensim's MAX_WORDS_IN_BATCH)
+MAX_DOCUMENT_LENGTH = 10_000
+#: tokens per training chunk (memory per chunk: ~12 bytes per token)
+CHUNK_TOKENS = 1 << 20
+#: centre tokens per part between two merges of the deterministic parallel scheme
+SYNC_TOKENS = 8192
+#: upper bound of the ``window`` parameter (any larger value trains as the longest
+#: document anyway, see :func:`effective_window`; the bound keeps the kernels' int64
+#: position arithmetic far from overflow)
+MAX_WINDOW = 2**31 - 1
+
+
+class _FirstSeenIds(dict):
+    """Word -> provisional id in first-seen order: looking up a new word assigns the next id.
+
+    ``list(map(ids.__getitem__, tokens))`` encodes a document with the lookups in C;
+    ``__missing__`` runs once per distinct word. Splitting and encoding debdocs' 11.4M
+    tokens (566k lines, held in memory) took 2.8 s against 3.1-3.7 s with
+    ``[ids.setdefault(t, len(ids)) for t in tokens]``; the whole encoding pass from the
+    ``.gz`` (about 5 s, reading and the analyzer included) gains only that difference.
+    """
+
+    __slots__ = ()
+
+    def __missing__(self, key):
+        value = self[key] = len(self)
+        return value
+
+
+class EncodedCorpus:
+    """The corpus encoded once as int32 ids in chunks, in memory or in a temporary file.
+
+    Encoding uses provisional ids (first-seen order) so that one pass over the
+    text both counts words and encodes them; the vocabulary is chosen
+    afterwards and applied per chunk with a ``remap`` array. With
+    ``key_to_index`` (warm start) the known vocabulary is used directly and
+    unknown words are dropped. ``spill=True`` writes the chunks to an
+    anonymous temporary file (re-iterable corpora larger than memory).
+
+    Parameters
+    ----------
+    documents : iterable of str or of list of str
+    analyzer : callable
+        Document -> list of str.
+    key_to_index : dict of str to int or None, default=None
+        A fixed vocabulary (warm start); ``None`` collects one.
+    spill : bool, default=False
+        Keep the chunks in a temporary file instead of memory.
+    chunk_tokens : int or None, default=None
+        Tokens per chunk (:data:`CHUNK_TOKENS`).
+
+    Attributes
+    ----------
+    n_tokens : int
+        Raw tokens of the corpus (before unknown words are dropped).
+    n_documents : int
+    max_length : int
+        Tokens of the longest piece (documents are split every
+        :data:`MAX_DOCUMENT_LENGTH` tokens; unknown words already dropped with
+        ``key_to_index``): no window reaches further, so the estimators clip
+        ``window`` to it (:func:`effective_window`).
+    keys : list of str or None
+        The word of each provisional id (``None`` with ``key_to_index``, and once the
+        estimator has chosen its vocabulary: training needs only the ids and a remap).
+    counts : numpy.ndarray of shape (len(keys),), int64, or None
+    """
+
+    def __init__(self, documents, analyzer, key_to_index=None, spill=False, chunk_tokens=None):
+        self.chunk_tokens = int(chunk_tokens or CHUNK_TOKENS)
+        self._file = tempfile.TemporaryFile(prefix="skembed-w2v-") if spill else None
+        self._chunks = []  # (ids, offsets, doc_of_piece) in memory, or file positions
+        self.n_tokens = 0
+        self.n_documents = 0
+        self.max_length = 0
+        vocab = _FirstSeenIds() if key_to_index is None else key_to_index
+        fixed = key_to_index is not None
+        buf = array("i")
+        lengths = array("q")
+        docs = array("q")
+        get = vocab.get
+        lookup = vocab.__getitem__  # a new word gets the next id (_FirstSeenIds.__missing__)
+        max_length = 0
+        for doc in documents:
+            toks = analyzer(doc)
+            self.n_tokens += len(toks)
+            if fixed:
+                row = [i for i in map(get, toks) if i is not None]
+            else:
+                row = list(map(lookup, toks))
+            n = len(row)
+            if n <= MAX_DOCUMENT_LENGTH:  # the common case: one piece, no slicing
+                if n > max_length:
+                    max_length = n
+                buf.extend(row)
+                lengths.append(n)
+                docs.append(self.n_documents)
+            else:
+                for start in range(0, n, MAX_DOCUMENT_LENGTH):
+                    piece = row[start : start + MAX_DOCUMENT_LENGTH]
+                    max_length = max(max_length, len(piece))
+                    buf.extend(piece)
+                    lengths.append(len(piece))
+                    docs.append(self.n_documents)
+            self.n_documents += 1
+            if len(buf) >= self.chunk_tokens:
+                self._flush(buf, lengths, docs)
+                buf, lengths, docs = array("i"), array("q"), array("q")
+        if len(lengths):
+            self._flush(buf, lengths, docs)
+        self.max_length = max_length
+        self.keys = None if fixed else list(vocab)
+        self.counts = None
+        if not fixed:
+            counts = np.zeros(len(vocab), dtype=np.int64)
+            for ids, _, _ in self.chunks(with_documents=True):
+                counts += np.bincount(ids, minlength=len(vocab))
+            self.counts = counts
+
+    def _flush(self, buf, lengths, docs):
+        ids = np.frombuffer(buf, dtype=np.int32).copy() if len(buf) else np.zeros(0, np.int32)
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(np.frombuffer(lengths, dtype=np.int64), out=offsets[1:])
+        doc_of = np.frombuffer(docs, dtype=np.int64).copy()
+        if self._file is None:
+            self._chunks.append((ids, offsets, doc_of))
+        else:
+            pos = self._file.tell()
+            for a in (ids, offsets, doc_of):
+                self._file.write(a.tobytes())
+            self._chunks.append((pos, ids.size, offsets.size))
+
+    def __len__(self):
+        return len(self._chunks)
+
+    def chunks(self, with_documents=False):
+        """Yield ``(ids int32, offsets int64)`` of each chunk in corpus order.
+
+        With ``with_documents=True`` also the document number of each piece
+        (int64 of shape (n_pieces,)): pieces of one long document share it.
+        """
+        for chunk in self._chunks:
+            if self._file is None:
+                ids, offsets, doc_of = chunk
+            else:
+                pos, n_ids, n_off = chunk
+                self._file.seek(pos)
+                ids = np.fromfile(self._file, dtype=np.int32, count=n_ids)
+                offsets = np.fromfile(self._file, dtype=np.int64, count=n_off)
+                doc_of = np.fromfile(self._file, dtype=np.int64, count=n_off - 1)
+            yield (ids, offsets, doc_of) if with_documents else (ids, offsets)
+        if self._file is not None:
+            self._file.seek(0, os.SEEK_END)
+
+    def document_counts(self, remap, n_words, matrix=True):
+        """Document x word count matrix of the corpus under ``remap``, and the known tokens.
+
+        Parameters
+        ----------
+        remap : numpy.ndarray of shape (n_provisional,), int32
+            Vocabulary id of each id of the encoding (-1: not in the vocabulary).
+        n_words : int
+        matrix : bool, default=True
+            Build the matrix (else only count the known tokens).
+
+        Returns
+        -------
+        counts : scipy.sparse.csr_matrix of shape (n_documents, n_words), float64, or None
+        n_known : int
+            Tokens whose word is in the vocabulary.
+        """
+        rows, cols = [], []
+        n_known = 0
+        for ids, offsets, doc_of in self.chunks(with_documents=True):
+            vocab_ids = remap[ids]
+            known = vocab_ids >= 0
+            n_known += int(known.sum())
+            if matrix:
+                rows.append(np.repeat(doc_of, np.diff(offsets))[known])
+                cols.append(vocab_ids[known])
+        if not matrix:
+            return None, n_known
+        rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        cols = np.concatenate(cols) if cols else np.zeros(0, np.int32)
+        counts = sp.csr_matrix(
+            (np.ones(len(rows)), (rows, cols)), shape=(self.n_documents, n_words)
+        )
+        counts.sum_duplicates()
+        return counts, n_known
+
+    def close(self):
+        """Delete the temporary file, if any."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def effective_window(window, corpus):
+    """``window`` clipped to the longest piece of ``corpus`` (at least 1).
+
+    A context word is never further from its centre than the piece is long, so a
+    larger window changes nothing but the draw of the effective window (uniform in
+    ``1..window``) and the memory the engines size for ``2 * window`` context words:
+    ``window=10**9`` trains exactly as ``window=corpus.max_length``.
+
+    Parameters
+    ----------
+    window : int
+    corpus : EncodedCorpus
+
+    Returns
+    -------
+    window : int
+    """
+    return int(max(1, min(int(window), corpus.max_length)))
+
+
+def chunk_seed(seed, epoch, chunk):
+    """Seed of one chunk of one epoch (windows, negatives and subsampling draws)."""
+    return mix_seed(seed, epoch * 7919 + chunk * 104_729 + 1)
+
+
+def kernel_config(
+    counts, *, sg, hs, negative, window, shared_negatives, ns_exponent, input_rows, sync_tokens
+):
+    """Build the :class:`~skembed.kernels.word2vec.KernelConfig` of one fit.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray of shape (n_words,), int64
+        Corpus count of each vocabulary word.
+    sg, hs : bool
+    negative, window : int
+    shared_negatives : bool
+    ns_exponent : float
+    input_rows : tuple (indptr, indices) or (None, None)
+        CSR of the input rows of each word (FastText), or ``(None, None)``.
+    sync_tokens : int
+        Centre tokens per part and phase of the deterministic parallel
+        scheme (:data:`SYNC_TOKENS`), or 0 for lock-free threads.
+
+    Returns
+    -------
+    config : KernelConfig
+    """
+    from ...kernels import sampling
+    from ...kernels.word2vec import KernelConfig
+
+    n_words = len(counts)
+    neg_prob, neg_alias = sampling.alias_table(sampling.noise_distribution(counts, ns_exponent))
+    if hs:
+        codes, points, code_lengths = sampling.huffman_tree(counts)
+    else:
+        codes = np.zeros((n_words, 1), np.uint8)
+        points = np.zeros((n_words, 1), np.int32)
+        code_lengths = np.zeros(n_words, np.int32)
+    sigmoid, log_sigmoid = sampling.sigmoid_tables()
+    return KernelConfig(
+        sg=bool(sg),
+        hs=bool(hs),
+        negative=int(negative),
+        window=int(window),
+        shared_negatives=bool(shared_negatives),
+        neg_prob=neg_prob,
+        neg_alias=neg_alias,
+        codes=codes,
+        points=points,
+        code_lengths=code_lengths,
+        sigmoid=sigmoid,
+        log_sigmoid=log_sigmoid,
+        sub_indptr=np.zeros(0, np.int64) if input_rows[0] is None else input_rows[0],
+        sub_indices=np.zeros(0, np.int32) if input_rows[1] is None else input_rows[1],
+        sync_tokens=int(sync_tokens),
+    )
+
+
+def train_epochs(
+    estimator,
+    engine,
+    corpus,
+    remap,
+    keep,
+    *,
+    epochs,
+    alpha,
+    min_alpha,
+    seed,
+    publish=None,
+    doc_rows=None,
+):
+    """Train ``engine`` on ``corpus`` for ``epochs`` passes through :func:`run_epochs`.
+
+    The word2vec family's epoch step (chunks in a fixed order, linear
+    learning-rate decay over the raw tokens); the loop around it, with
+    ``history_``, progress, callbacks and the divergence check, is the
+    library's one training loop.
+
+    Parameters
+    ----------
+    estimator : Word2VecTransformer, FastTextTransformer or Doc2VecTransformer
+        Its ``history_`` must be set (an empty list, or the previous fits'
+        records for ``warm_start``); epochs are numbered from its length and
+        ``callbacks``, ``verbose`` and ``alpha`` are read from it.
+    engine : NumbaEngine, TorchEngine or any object with the engine interface
+    corpus : EncodedCorpus
+    remap : numpy.ndarray of shape (n_provisional,), int32
+        Vocabulary id of each id of the encoding (-1: dropped).
+    keep : numpy.ndarray of shape (n_words,), float32
+        Subsampling keep probability of each word.
+    epochs : int
+    alpha, min_alpha : float
+        Learning rate, decayed linearly over ``epochs * corpus.n_tokens`` raw tokens.
+    seed : int
+    publish : callable or None, default=None
+        Called with no argument before the callbacks of an epoch run (only
+        when the estimator has callbacks): sets ``wv_`` (Doc2Vec: ``dv_``)
+        from the current weights.
+    doc_rows : numpy.ndarray of shape (n_documents,), int64, or None, default=None
+        Row of ``syn0`` of each document's vector: with it, each chunk's
+        engine call gets ``doc_rows[document of each piece]`` as sixth argument
+        (Doc2Vec's engine); without it the call has the five arguments of the
+        engine interface.
+
+    Returns
+    -------
+    n_words_trained : int
+        Raw tokens times epochs run.
+    train_time : float
+        Seconds spent training (encoding excluded).
+
+    Raises
+    ------
+    TrainingDivergedError
+        If the loss of a chunk is not finite (``alpha`` is too high).
+    """
+    from ...kernels.word2vec import prepare_chunk
+
+    total = max(corpus.n_tokens * epochs, 1)
+    done = 0
+    train_time = 0.0
+    hint = "gensim's default is 0.025 for skip-gram, 0.05 for CBOW."
+
+    def epoch_step(epoch):
+        nonlocal done, train_time
+        t0 = time.perf_counter()
+        loss = n_examples = 0.0
+        a1 = alpha
+        for c, (raw_ids, raw_offsets, documents) in enumerate(corpus.chunks(with_documents=True)):
+            a0 = alpha - (alpha - min_alpha) * done / total
+            done += int(raw_ids.size)
+            a1 = alpha - (alpha - min_alpha) * done / total
+            s = chunk_seed(seed, epoch, c)
+            ids, offsets, _ = prepare_chunk(raw_ids, raw_offsets, remap, keep, s)
+            if doc_rows is None:
+                chunk_loss, chunk_n = engine.train_chunk(ids, offsets, a0, a1, s)
+            else:  # a document-vector engine: the row of each piece's document
+                chunk_loss, chunk_n = engine.train_chunk(
+                    ids, offsets, a0, a1, s, doc_rows[documents]
+                )
+            if not np.isfinite(chunk_loss):  # stop at the chunk, not at the epoch's end
+                raise diverged(
+                    estimator,
+                    epoch=epoch,
+                    loss=chunk_loss,
+                    parameter="alpha",
+                    value=alpha,
+                    hint=hint,
+                )
+            loss += chunk_loss
+            n_examples += chunk_n
+        seconds = time.perf_counter() - t0
+        train_time += seconds
+        return {
+            "loss": loss / max(n_examples, 1.0),
+            "learning_rate": a1,
+            "words": corpus.n_tokens,
+            "words_per_second": corpus.n_tokens / seconds if seconds > 0 else 0.0,
+        }
+
+    callbacks = estimator.callbacks
+    run_epochs(
+        estimator,
+        epoch_step,
+        n_epochs=epochs,
+        callbacks=callbacks,
+        verbose=estimator.verbose,
+        diverged_parameter="alpha",
+        diverged_hint=hint,
+        before_callbacks=(lambda record: publish()) if callbacks and publish is not None else None,
+    )
+    return done, train_time

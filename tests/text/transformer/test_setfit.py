@@ -1,0 +1,469 @@
+"""SetFitEmbedder: pair sampling, losses, the fine-tuning contract, backends, saving, errors."""
+
+from __future__ import annotations
+
+import pickle
+import pickletools
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from _helpers import text_data, tiny_bert_dir  # noqa: E402
+from sklearn.base import clone  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
+
+from skembed.callbacks import Callback  # noqa: E402
+from skembed.nn.contrastive import (  # noqa: E402
+    cosine_similarity_loss,
+    in_batch_negatives_loss,
+    supervised_contrastive_loss,
+)
+from skembed.text import BertPooledEmbedder, SetFitEmbedder  # noqa: E402
+from skembed.text.transformer._cache import EmbeddingCache  # noqa: E402
+
+X, Y = text_data(24)
+
+
+@pytest.fixture(scope="module")
+def tiny_dir():
+    return tiny_bert_dir()
+
+
+def make(tiny_dir, **params):
+    params.setdefault("n_pairs", 48)
+    params.setdefault("batch_size", 8)
+    params.setdefault("max_length", 32)
+    params.setdefault("device", "cpu")
+    params.setdefault("n_jobs", 1)
+    params.setdefault("random_state", 0)
+    return SetFitEmbedder(model=tiny_dir, **params)
+
+
+@pytest.fixture(scope="module")
+def fitted(tiny_dir):
+    return make(tiny_dir, learning_rate=1e-3).fit(X, Y)
+
+
+def cos_gap(E, y):
+    """Mean cosine of same-class pairs minus mean cosine of different-class pairs."""
+    E = E / np.linalg.norm(E, axis=1, keepdims=True)
+    S = E @ E.T
+    same = y[:, None] == y[None, :]
+    off = ~np.eye(len(y), dtype=bool)
+    return S[same & off].mean() - S[~same].mean()
+
+
+# ----------------------------------------------------------------------------- losses
+def test_cosine_similarity_loss_is_the_squared_error_of_the_cosine():
+    u = torch.tensor([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+    v = torch.tensor([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+    t = torch.tensor([1.0, 0.0, 0.0])
+    # cosines 1, 1/sqrt(2), 0 -> errors 0, 0.5, 0
+    assert float(cosine_similarity_loss(u, v, t)) == pytest.approx(0.5 / 3)
+
+
+def test_losses_equal_sentence_transformers():
+    pytest.importorskip("sentence_transformers")
+    from sentence_transformers.sentence_transformer.losses import (
+        CosineSimilarityLoss,
+        MultipleNegativesRankingLoss,
+    )
+
+    rng = torch.Generator().manual_seed(0)
+    u, v = torch.randn(6, 5, generator=rng), torch.randn(6, 5, generator=rng)
+    t = torch.tensor([1.0, 0, 1, 0, 0, 1])
+    ref = CosineSimilarityLoss(model=None).compute_loss_from_embeddings([u, v], t)
+    assert float(cosine_similarity_loss(u, v, t)) == pytest.approx(float(ref), rel=1e-6)
+    # with six distinct classes nothing is masked: MultipleNegativesRankingLoss exactly
+    ref = MultipleNegativesRankingLoss(model=None).compute_loss_from_embeddings([u, v], None)
+    got = in_batch_negatives_loss(u, v, torch.arange(6))
+    assert float(got) == pytest.approx(float(ref), rel=1e-6)
+
+
+def test_in_batch_negatives_loss_by_hand():
+    a = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    p = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+    labels = torch.tensor([0, 1, 0])
+    got = float(in_batch_negatives_loss(a, p, labels, scale=2.0))
+    an = a / a.norm(dim=1, keepdim=True)
+    pn = p / p.norm(dim=1, keepdim=True)
+    S = 2.0 * (an @ pn.T).numpy()
+    # row 0: class 0, the other class-0 positive (column 2) is masked out
+    rows = [S[0, [0, 1]], S[1, [0, 1, 2]], S[2, [1, 2]]]
+    targets = [0, 1, 1]
+    expected = np.mean([np.log(np.exp(r).sum()) - r[t] for r, t in zip(rows, targets, strict=True)])
+    assert got == pytest.approx(expected, rel=1e-5)
+
+
+def test_supervised_contrastive_loss_by_hand():
+    a = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    p = torch.tensor([[1.0, 0.0], [0.0, 2.0], [1.0, 0.0]])
+    labels = torch.tensor([0, 1, 0])
+    got = float(supervised_contrastive_loss(a, p, labels, scale=2.0))
+    z = torch.cat([a, p]).numpy()
+    z = z / np.linalg.norm(z, axis=1, keepdims=True)
+    lab = [0, 1, 0, 0, 1, 0]
+    S = 2.0 * z @ z.T
+    per = []
+    for i in range(6):
+        others = [k for k in range(6) if k != i]
+        log_z = np.log(np.exp(S[i, others]).sum())
+        pos = [k for k in others if lab[k] == lab[i]]
+        per.append(np.mean([log_z - S[i, k] for k in pos]))
+    assert got == pytest.approx(np.mean(per), rel=1e-5)
+
+
+def test_supervised_contrastive_loss_equals_setfits_supcon_formula():
+    # SetFit's SupConLoss (setfit/losses.py, contrast_mode="all", one view,
+    # base_temperature = temperature) on the 2 * batch vectors, written out
+    rng = torch.Generator().manual_seed(1)
+    a, p = torch.randn(5, 4, generator=rng), torch.randn(5, 4, generator=rng)
+    labels = torch.tensor([0, 1, 1, 2, 0])
+    temperature = 0.07
+    f = torch.nn.functional.normalize(torch.cat([a, p]), dim=1)
+    lab = torch.cat([labels, labels]).view(-1, 1)
+    mask = torch.eq(lab, lab.T).float()
+    logits = f @ f.T / temperature
+    logits = logits - logits.max(dim=1, keepdim=True).values
+    logits_mask = 1.0 - torch.eye(10)
+    mask = mask * logits_mask
+    log_prob = logits - torch.log((torch.exp(logits) * logits_mask).sum(1, keepdim=True))
+    ref = -((mask * log_prob).sum(1) / mask.sum(1)).mean()
+    got = supervised_contrastive_loss(a, p, labels, scale=1 / temperature)
+    assert float(got) == pytest.approx(float(ref), rel=1e-5)
+
+
+# ----------------------------------------------------------------------------- pair sampling
+def test_pairs_follow_the_labels(tiny_dir):
+    est = make(tiny_dir, loss="cosine", n_pairs=1001)
+    y = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    est.target_type_ = "multiclass"
+    left, right, target = est._sample_pairs(y, np.random.RandomState(0))
+    assert len(left) == len(right) == 1001
+    assert target[:501].tolist() == [1.0] * 501 and target[501:].tolist() == [0.0] * 500
+    pos, neg = slice(0, 501), slice(501, None)
+    assert (y[left[pos]] == y[right[pos]]).all() and (left[pos] != right[pos]).all()
+    assert (y[left[neg]] != y[right[neg]]).all()
+    counts = np.bincount(left, minlength=len(y))  # anchors cycle through every row
+    assert counts.max() - counts.min() <= 1
+    # a positive is any other row of the class, uniformly: both partners of row 3's class
+    assert set(right[pos][left[pos] == 5]) == {6, 7, 8}
+
+
+def test_in_batch_pairs_are_all_positive(tiny_dir):
+    est = make(tiny_dir, loss="in_batch_negatives", n_pairs=50)
+    est.target_type_ = "binary"
+    y = np.array([0, 0, 1, 1, 1])
+    left, right, target = est._sample_pairs(y, np.random.RandomState(0))
+    assert (target == 1).all() and (y[left] == y[right]).all() and (left != right).all()
+
+
+def test_auto_loss_is_in_batch_negatives_for_classes_and_cosine_for_a_continuous_y(tiny_dir):
+    est = make(tiny_dir, n_pairs=40)  # loss="auto"
+    est.target_type_ = "binary"
+    y = np.array([0, 0, 1, 1, 1])
+    _, _, target = est._sample_pairs(y, np.random.RandomState(0))
+    assert (target == 1).all()  # positives only: the negatives are the batch's other positives
+    est.target_type_ = "continuous"
+    _, _, target = est._sample_pairs(
+        y.astype(float) + [0, 0.5, 0, 0.25, 0.5], np.random.RandomState(0)
+    )
+    assert ((target > 0) & (target < 1)).any()  # graded targets of the cosine loss
+    fitted = make(tiny_dir, n_pairs=16).fit(X, np.linspace(0, 1, len(X)))
+    assert fitted.loss_ == "cosine"
+    assert make(tiny_dir, n_pairs=16).fit(X, Y).loss_ == "in_batch_negatives"
+
+
+def test_regression_pairs_target_the_label_distance(tiny_dir):
+    est = make(tiny_dir, n_pairs=200)
+    est.target_type_ = "continuous"
+    y = np.array([0.0, 1.0, 2.0, 4.0])
+    left, right, target = est._sample_pairs(y, np.random.RandomState(0))
+    assert (left != right).all()
+    np.testing.assert_allclose(target, 1 - np.abs(y[left] - y[right]) / 4.0)
+
+
+# ----------------------------------------------------------------------------- fine-tuning
+def test_fit_tunes_a_copy_and_separates_the_classes(tiny_dir, fitted):
+    frozen = BertPooledEmbedder(model=tiny_dir, device="cpu", max_length=32, n_jobs=1).fit(X)
+    before, after = frozen.transform(X), fitted.transform(X)
+    assert fitted.model_ is not frozen.model_
+    assert cos_gap(after, Y) > cos_gap(before, Y) + 0.05
+    again = BertPooledEmbedder(model=tiny_dir, device="cpu", max_length=32, n_jobs=1).fit(X)
+    np.testing.assert_array_equal(again.transform(X), before)  # the shared encoder is untouched
+    assert fitted.target_type_ == "binary" and fitted.classes_.tolist() == [0, 1]
+    assert len(fitted.weights_digest_) == 32
+
+
+@pytest.mark.parametrize("loss", ["in_batch_negatives", "supervised_contrastive"])
+def test_class_losses_also_separate(tiny_dir, loss):
+    frozen = BertPooledEmbedder(model=tiny_dir, device="cpu", max_length=32, n_jobs=1).fit(X)
+    est = make(tiny_dir, loss=loss, learning_rate=1e-3).fit(X, Y)
+    assert est.loss_ == loss
+    assert cos_gap(est.transform(X), Y) > cos_gap(frozen.transform(X), Y) + 0.05
+
+
+def test_random_state_fixes_the_weights(tiny_dir, fitted):
+    same = make(tiny_dir, learning_rate=1e-3).fit(X, Y)
+    other = make(tiny_dir, learning_rate=1e-3, random_state=1).fit(X, Y)
+    assert same.weights_digest_ == fitted.weights_digest_
+    assert other.weights_digest_ != fitted.weights_digest_
+    np.testing.assert_array_equal(same.transform(X), fitted.transform(X))
+    state = torch.random.get_rng_state()
+    make(tiny_dir).fit(X, Y)
+    assert torch.equal(torch.random.get_rng_state(), state)  # the global generator is untouched
+
+
+def test_history_and_callbacks(tiny_dir):
+    seen = []
+
+    class StopAfterTwo(Callback):
+        def on_epoch_end(self, estimator, record):
+            seen.append(record["epoch"])
+            return record["epoch"] == 2
+
+    est = make(tiny_dir, epochs=4, callbacks=[StopAfterTwo()]).fit(X, Y)
+    assert seen == [1, 2] and [r["epoch"] for r in est.history_] == [1, 2]
+    assert {"loss", "seconds", "learning_rate", "pairs"} <= est.history_[0].keys()
+    assert est.history_[0]["pairs"] == 48 and np.isfinite(est.history_[0]["loss"])
+
+
+def test_interrupted_fit_leaves_the_estimator_as_it_was(tiny_dir, fitted):
+    def interrupt(estimator, record):
+        raise KeyboardInterrupt
+
+    fresh = make(tiny_dir, callbacks=[interrupt])
+    with pytest.raises(KeyboardInterrupt):
+        fresh.fit(X, Y)
+    assert not hasattr(fresh, "device_") and not hasattr(fresh, "history_")
+    with pytest.raises(NotFittedError):
+        fresh.transform(X)
+    est = pickle.loads(pickle.dumps(fitted))
+    ref, digest = est.transform(X), est.weights_digest_
+    est.set_params(callbacks=[interrupt])
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X[::-1], Y[::-1])
+    assert est.weights_digest_ == digest
+    np.testing.assert_array_equal(est.transform(X), ref)
+
+
+def test_regression_target_fits(tiny_dir):
+    y = np.linspace(0.0, 1.0, len(X)) + Y
+    est = make(tiny_dir, learning_rate=1e-3).fit(X, y)
+    assert est.target_type_ == "continuous" and est.classes_ is None
+    assert np.isfinite(est.transform(X)).all()
+
+
+def test_cross_fitted_fit_transform(tiny_dir):
+    est = make(tiny_dir, cv=2, learning_rate=1e-3)
+    crossed = est.fit_transform(X, Y)
+    plain = est.transform(X)  # the final encoder, tuned on every row
+    assert crossed.shape == plain.shape and not np.allclose(crossed, plain)
+    # each fold's rows come from an encoder tuned on the other fold only
+    from sklearn.model_selection import StratifiedKFold
+
+    from skembed.utils._seeding import seed_from_random_state
+
+    folds = StratifiedKFold(2, shuffle=True, random_state=seed_from_random_state(0))
+    train, test = next(iter(folds.split(X, Y)))
+    inner = clone(est).set_params(cv=None).fit([X[i] for i in train], Y[train])
+    np.testing.assert_allclose(crossed[test], inner.transform([X[i] for i in test]), atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- inference reuse
+def test_pickle_carries_the_tuned_weights(fitted):
+    blob = pickle.dumps(fitted)
+    assert len(blob) > 3_900_000  # the 30522 x 32 embedding matrix alone is 3.9 MB
+    names = {arg for op, arg, _ in pickletools.genops(blob) if op.name == "SHORT_BINUNICODE"}
+    assert not any(str(g).startswith("torch.") for g in names)
+    again = pickle.loads(blob)
+    np.testing.assert_array_equal(again.transform(X), fitted.transform(X))
+    assert again.weights_digest_ == fitted.weights_digest_
+
+
+def test_skops_file_carries_the_tuned_weights(fitted, tmp_path):
+    pytest.importorskip("skops")
+    from skembed.model_selection import load_pipeline, save_pipeline
+
+    assert save_pipeline(fitted, tmp_path / "tuned.skops", format="skops") == "skops"
+    again = load_pipeline(tmp_path / "tuned.skops")
+    np.testing.assert_array_equal(again.transform(X), fitted.transform(X))
+
+
+def test_save_pretrained_loads_in_sentence_transformers(fitted, tmp_path):
+    st = pytest.importorskip("sentence_transformers")
+    est = clone(fitted).set_params(normalize=True).fit(X, Y)
+    est.save_pretrained(tmp_path / "tuned")
+    model = st.SentenceTransformer(str(tmp_path / "tuned"), device="cpu")
+    ref = model.encode(X, convert_to_numpy=True)
+    np.testing.assert_allclose(est.transform(X), ref, atol=1e-5)
+    frozen = BertPooledEmbedder(model=str(tmp_path / "tuned"), device="cpu", n_jobs=1).fit(X)
+    np.testing.assert_allclose(frozen.transform(X), fitted.transform(X), atol=1e-5)
+
+
+def test_save_pretrained_refuses_inner_layers(tiny_dir, tmp_path):
+    est = make(tiny_dir, layers=[-2, -1]).fit(X, Y)
+    with pytest.raises(ValueError, match="last layer only"):
+        est.save_pretrained(tmp_path / "x")
+
+
+def test_int8_and_cache_use_the_tuned_weights(tiny_dir, fitted):
+    ref = fitted.transform(X)
+    q = clone(fitted).set_params(quantize="int8").fit(X, Y)
+    cos = np.sum(q.transform(X) * ref, 1) / np.linalg.norm(q.transform(X), axis=1)
+    assert (cos / np.linalg.norm(ref, axis=1)).min() > 0.99
+    cache = EmbeddingCache()
+    a = clone(fitted).set_params(cache=cache).fit(X, Y)
+    np.testing.assert_array_equal(a.transform(X), ref)
+    b = clone(fitted).set_params(cache=cache, random_state=1).fit(X, Y)
+    assert not np.allclose(b.transform(X), ref)  # other weights: no stale cache hit
+    np.testing.assert_array_equal(a.transform(X), ref)
+
+
+def test_onnx_backend_serves_the_tuned_model(fitted, tmp_path, monkeypatch):
+    pytest.importorskip("onnxruntime")
+    monkeypatch.setenv("SKEMBED_CACHE_DIR", str(tmp_path))
+    ref = fitted.transform(X)
+    onnx = clone(fitted).set_params(backend="onnx").fit(X, Y)
+    out = onnx.transform(X)
+    cos = np.sum(out * ref, 1) / np.linalg.norm(out, axis=1) / np.linalg.norm(ref, axis=1)
+    assert cos.min() >= 0.9999
+    other = clone(fitted).set_params(backend="onnx", random_state=1).fit(X, Y)
+    assert not np.allclose(other.transform(X), out)  # a second export, not the first one
+    assert len(list((tmp_path / "exports").iterdir())) == 2
+
+
+# ----------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "y, match",
+    [
+        (None, "requires y to be passed"),
+        (Y[:-1], "one label per row"),
+        (np.r_[Y[:-1].astype(float), np.nan], "missing"),
+        (np.array([None] + ["a", "b"] * 11 + ["a"], dtype=object), "missing"),
+        (np.zeros(len(X)), "only one class"),
+        (np.r_[np.zeros(len(X) - 1), 1], "fewer than 2 rows, so no positive pair"),
+        (np.zeros((len(X), 2)), "one label per row"),
+    ],
+    ids=["missing", "short", "nan", "none", "one-class", "singleton", "2d"],
+)
+def test_bad_targets_are_clear_errors(tiny_dir, y, match):
+    est = make(tiny_dir)
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y)
+    assert not hasattr(est, "device_")
+
+
+def test_cross_fit_class_sizes_by_hand():
+    from skembed.utils._targets import check_cross_fit_classes
+
+    # 3 per class: each inner fit of cv=3 keeps 2, of cv=2 only 1 (3 - ceil(3 / 2))
+    check_cross_fit_classes(np.array([0, 0, 0, 1, 1, 1]), 3, min_per_class=2, estimator="E")
+    with pytest.raises(ValueError, match=r"class\(es\) \['a', 'b'\].*at least 4 documents per"):
+        check_cross_fit_classes(
+            np.array([0, 0, 0, 1, 1, 1]), 2, min_per_class=2, estimator="E", classes=["a", "b"]
+        )
+
+
+def test_cross_fitting_a_too_small_class_fails_before_any_fine_tuning(tiny_dir):
+    y = np.array(["a", "b", "c", "a", "b", "c", "a", "b", "a", "b"])  # "c" has 2 documents
+    X10 = (list(X) * 2)[:10]
+    est = make(tiny_dir, cv=3)
+    with pytest.raises(ValueError, match=r"cv=3.*class\(es\) \['c'\].*set cv=None"):
+        est.fit_transform(X10, y)
+    assert not hasattr(est, "weights_digest_")  # nothing was tuned
+
+
+def test_interrupted_cross_fitting_leaves_the_estimator_as_it_was(tiny_dir, fitted, monkeypatch):
+    import copy
+
+    import skembed.utils._targets as targets
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(targets, "cross_fitted", interrupt)
+    est = copy.deepcopy(fitted).set_params(cv=2)
+    with pytest.raises(KeyboardInterrupt):  # after the new fit, during the cross-fitting
+        est.fit_transform(X[::-1], Y[::-1])
+    assert est.weights_digest_ == fitted.weights_digest_
+    fresh = make(tiny_dir, cv=2)
+    with pytest.raises(KeyboardInterrupt):
+        fresh.fit_transform(X, Y)
+    assert not hasattr(fresh, "weights_digest_")
+
+
+def test_a_single_step_budget_trains(tiny_dir):
+    # n_pairs <= batch_size and one epoch: one optimiser step, warm-up == total
+    est = make(tiny_dir, n_pairs=4, batch_size=32, epochs=1, learning_rate=1e-3).fit(X, Y)
+    frozen = BertPooledEmbedder(model=tiny_dir, device="cpu", max_length=32, n_jobs=1).fit(X)
+    assert len(est.history_) == 1
+    assert not np.allclose(est.transform(X[:4]), frozen.transform(X[:4]), atol=1e-4)
+
+
+def test_zero_pairs_and_regression_in_batch_are_errors(tiny_dir):
+    with pytest.raises(ValueError, match="n_pairs"):
+        make(tiny_dir, n_pairs=0).fit(X, Y)
+    for loss in ("in_batch_negatives", "supervised_contrastive"):
+        with pytest.raises(ValueError, match=f"loss='{loss}' needs class labels.*loss='cosine'"):
+            make(tiny_dir, loss=loss).fit(X, np.linspace(0, 1, len(X)))
+
+
+def test_diverging_learning_rate_names_the_parameter(tiny_dir):
+    from skembed.exceptions import TrainingDivergedError
+
+    with pytest.raises(TrainingDivergedError, match="learning_rate"):
+        make(tiny_dir, learning_rate=1e30, epochs=3).fit(X, Y)
+
+
+def test_tags_require_y(tiny_dir):
+    assert make(tiny_dir).__sklearn_tags__().target_tags.required
+
+
+def test_early_stopping_can_restore_the_best_epochs_weights(tiny_dir):
+    from skembed.callbacks import EarlyStopping
+
+    stop = EarlyStopping(monitor="loss", patience=1, restore_best_weights=True)
+    est = make(tiny_dir, epochs=3, callbacks=[stop]).fit(X, Y)
+    assert 1 <= stop.best_epoch_ <= len(est.history_) <= 3
+    losses = [r["loss"] for r in est.history_]
+    assert losses[stop.best_epoch_ - 1] == min(losses)
+    assert np.isfinite(est.transform(X)).all()
+
+
+# ----------------------------------------------------------------------------- speed paths
+def test_micro_batches_give_the_vectors_of_one_padded_batch(fitted, monkeypatch):
+    # _pooled_train runs length-sorted micro-batches of 16 on the CPU; the encoder sees each
+    # sequence on its own, so the vectors (and their order) are those of one padded batch
+    import skembed.text.transformer._setfit as setfit_module
+
+    fitted = pickle.loads(pickle.dumps(fitted))
+    fitted.mixed_precision_ = "no"  # float32 passes: equal to rounding
+    ids = [list(x) for x in fitted._tokenize(list(X))]
+    ids = [x[: 3 + 2 * (i % 9)] for i, x in enumerate(ids * 2)]  # 48 sequences, 9 lengths
+    with torch.no_grad():
+        chunked = fitted._pooled_train(ids, "cpu").numpy()
+        monkeypatch.setattr(setfit_module, "_CPU_MICRO_BATCH", len(ids))
+        whole = fitted._pooled_train(ids, "cpu").numpy()
+        monkeypatch.undo()
+        single = np.stack([fitted._pooled_train([x], "cpu").numpy()[0] for x in ids[:9]])
+    assert chunked.shape == (48, fitted._n_features_out)
+    np.testing.assert_allclose(chunked, whole, atol=1e-5)
+    np.testing.assert_allclose(chunked[:9], single, atol=1e-5)
+    assert np.abs(chunked[0] - chunked[1]).max() > 1e-3  # different lengths, different vectors
+
+
+def test_bf16_fine_tuning_separates_and_is_reproducible(tiny_dir):
+    frozen = BertPooledEmbedder(model=tiny_dir, device="cpu", max_length=32, n_jobs=1).fit(X)
+    a = make(tiny_dir, learning_rate=1e-3, mixed_precision="bf16").fit(X, Y)
+    b = make(tiny_dir, learning_rate=1e-3, mixed_precision="bf16").fit(X, Y)
+    f32 = make(tiny_dir, learning_rate=1e-3, mixed_precision="no").fit(X, Y)
+    assert a.mixed_precision_ == "bf16" and f32.mixed_precision_ == "no"
+    assert a.weights_digest_ == b.weights_digest_  # same seed, same weights under autocast too
+    assert a.weights_digest_ != f32.weights_digest_  # the bfloat16 passes did run
+    assert cos_gap(a.transform(X), Y) > cos_gap(frozen.transform(X), Y) + 0.05
+    for name, p in a.model_.named_parameters():
+        assert p.dtype == torch.float32, name  # weights stay float32

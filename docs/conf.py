@@ -69,7 +69,7 @@ numpydoc_xref_param_type = False
 # every docstring of a public object is validated at build time too (tests/test_docs.py holds
 # the same list and says why each excluded check is style only): a failing docstring is a
 # warning naming the object, hence an error under -W
-numpydoc_validation_checks = {"all", "ES01", "SA01", "EX01", "RT02", "GL01", "GL02"}
+numpydoc_validation_checks = {"all", "ES01", "SA01", "EX01", "RT02", "GL01", "GL02", "SA03", "SS05"}
 numpydoc_validation_exclude = {
     r"\.__init__$",
     r"^sklearn\.",
@@ -130,7 +130,13 @@ html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
     "navigation_with_keys": False,
-    "secondary_sidebar_items": ["page-toc"],
+    # gallery pages use the full width for their code and pictures
+    "secondary_sidebar_items": {
+        "*": ["page-toc"],
+        "api/**": ["page-toc"],
+        "benchmarks/*": ["page-toc"],
+        "auto_examples/*": [],
+    },
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }

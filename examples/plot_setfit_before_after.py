@@ -65,3 +65,12 @@ for ax, (name, (Z, acc)) in zip(axes, embedded.items(), strict=True):
 axes[0].legend(markerscale=2)
 fig.suptitle("300 held-out tweets, first two principal components of their embeddings")
 fig.tight_layout()
+
+# %%
+# What to read from it
+# --------------------
+# Tuning moves the tweets of one sentiment together (the right-hand map spreads the two
+# classes along one direction), but on 300 training tweets and 240 pairs the held-out accuracy
+# of a logistic regression does not move: the gain needs more pairs and more tweets. On 4,000
+# tweets with the defaults (3,200 pairs, 2 epochs), SetFit reached 0.7308 against the frozen
+# encoder's 0.7012 over 5 folds (:doc:`/setfit`).

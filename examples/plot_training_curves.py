@@ -1,7 +1,7 @@
 """
-==============================================
+===================================================
 Training curves from ``history_`` and callbacks
-==============================================
+===================================================
 
 Every trained estimator keeps ``history_``, one record per epoch (``epoch``, ``loss``,
 ``seconds``, and ``valid_loss`` where a validation split is held out), and calls its

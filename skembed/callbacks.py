@@ -88,6 +88,20 @@ class Callback:
         return None
 
     def __call__(self, estimator, record):
+        """Call :meth:`on_epoch_end`: a callback is called as ``cb(estimator, record)``.
+
+        Parameters
+        ----------
+        estimator : estimator
+            The estimator being fitted.
+        record : dict
+            The epoch's history record.
+
+        Returns
+        -------
+        stop : bool or None
+            What :meth:`on_epoch_end` returns.
+        """
         return self.on_epoch_end(estimator, record)
 
 

@@ -56,7 +56,7 @@ class OneHotEmbedder(_DelegatingTransformer):
     categories_ : list of numpy.ndarray
         Categories of each column, in output order.
     n_features_in_ : int
-    feature_names_in_ : numpy.ndarray of str, shape (n_features_in_,)
+    feature_names_in_ : numpy.ndarray of str, shape (``n_features_in_``,)
         Only when ``X`` had string column names.
 
     Raises
@@ -181,7 +181,7 @@ class LabelEmbedder(_DelegatingTransformer):
     categories_ : list of numpy.ndarray
         Categories of each column; a category's code is its index here.
     n_features_in_ : int
-    feature_names_in_ : numpy.ndarray of str, shape (n_features_in_,)
+    feature_names_in_ : numpy.ndarray of str, shape (``n_features_in_``,)
         Only when ``X`` had string column names.
 
     Raises

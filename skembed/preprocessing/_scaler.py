@@ -46,7 +46,7 @@ class ScalerEmbedder(_DelegatingTransformer):
     scaler_ : StandardScaler, MinMaxScaler or RobustScaler
         The fitted scikit-learn scaler.
     n_features_in_ : int
-    feature_names_in_ : numpy.ndarray of str, shape (n_features_in_,)
+    feature_names_in_ : numpy.ndarray of str, shape (``n_features_in_``,)
         Only when ``X`` had string column names.
 
     Raises

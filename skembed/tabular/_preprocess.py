@@ -23,6 +23,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..preprocessing import OneHotEmbedder, ScalerEmbedder
+from ..utils._validation import missing_mask
 
 #: label given to missing values of categorical columns before one-hot encoding
 MISSING_CATEGORY = "__missing__"
@@ -30,18 +31,6 @@ MISSING_CATEGORY = "__missing__"
 
 def _is_dataframe(X):
     return hasattr(X, "columns") and hasattr(X, "iloc")
-
-
-def _missing_mask(values):
-    """Elementwise None/NaN/pd.NA/NaT mask of an object array."""
-    try:
-        import pandas as pd
-
-        return np.asarray(pd.isna(values), dtype=bool)
-    except ImportError:  # pragma: no cover - pandas is optional
-        return np.vectorize(
-            lambda v: v is None or (isinstance(v, float) and v != v), otypes=[bool]
-        )(values)
 
 
 def categories_as_str(X):
@@ -63,7 +52,7 @@ def categories_as_str(X):
     values = X.to_numpy(dtype=object) if _is_dataframe(X) else np.asarray(X, dtype=object)
     if values.ndim == 1:
         values = values[:, None]
-    mask = _missing_mask(values)
+    mask = missing_mask(values)
     out = values.astype(str).astype(object)
     out[mask] = MISSING_CATEGORY
     return out
@@ -143,6 +132,13 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
         Numeric columns with a single value in ``fit`` → that value
         (reconstructed exactly).
     n_features_out_ : int
+
+    Raises
+    ------
+    sklearn.utils._param_validation.InvalidParameterError
+        From ``fit``: an unknown ``scaling`` or ``numeric_imputation`` (a ``ValueError``).
+    ValueError
+        From ``transform``: a different number of columns than in ``fit``.
 
     References
     ----------

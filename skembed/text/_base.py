@@ -278,6 +278,7 @@ class BaseWordEmbedder(
         Parameters
         ----------
         X : iterable of str or of list of str, length n_documents
+            Documents: strings (tokenized by the analyzer) or lists of tokens.
 
         Returns
         -------

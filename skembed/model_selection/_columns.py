@@ -6,6 +6,8 @@ import warnings
 
 import numpy as np
 
+from ..utils._validation import missing_mask
+
 #: the roles a feature column can take, in the order the leaderboard prints them
 ROLES = ("text", "categorical", "numeric", "datetime")
 #: a string column is text when its distinct values are at least this share of its rows ...
@@ -16,12 +18,6 @@ TEXT_MIN_MEAN_WORDS = 1.5
 DATETIME_PARTS = ("year", "month", "day", "day_of_week")
 
 
-def _missing(series):
-    import pandas as pd
-
-    return np.asarray(pd.isna(series), dtype=bool)
-
-
 def _is_string(series):
     import pandas as pd
 
@@ -29,7 +25,7 @@ def _is_string(series):
 
 
 def _looks_like_text(series):
-    values = series[~_missing(series)].astype(str)
+    values = series[~missing_mask(series)].astype(str)
     if len(values) == 0:
         return False
     distinct = values.nunique()
@@ -48,7 +44,7 @@ def _looks_like_datetime(series):
         return True
     if not _is_string(series):
         return False
-    sample = series[~_missing(series)].astype(str).head(200)
+    sample = series[~missing_mask(series)].astype(str).head(200)
     if len(sample) == 0 or not sample.str.contains(r"\d").all():
         return False
     if not sample.str.contains(r"[-/:]|\b[A-Za-z]{3}\b").all():
@@ -149,13 +145,13 @@ def detect_roles(
     for name in frame.columns:
         role = forced.get(name)
         series = frame[name]
-        if role != "dropped" and _missing(series).all():
+        if role != "dropped" and missing_mask(series).all():
             raise ValueError(
                 f"Column {name!r} is missing in every row: drop it (--drop-column {name})."
             )
         if role is None:
             role = _auto_role(series)
-        if role == "text" and series[~_missing(series)].astype(str).nunique() < 2:
+        if role == "text" and series[~missing_mask(series)].astype(str).nunique() < 2:
             raise ValueError(
                 f"Text column {name!r} has the same value in every row, so it cannot tell rows "
                 f"apart: drop it (--drop-column {name}) or name another text column."
@@ -215,7 +211,7 @@ def prepare_frame(frame, roles):
     for name in frame.columns:
         series = frame[name]
         if name in roles["text"]:
-            out[name] = series.astype(object).where(~_missing(series), "").astype(str)
+            out[name] = series.astype(object).where(~missing_mask(series), "").astype(str)
         elif name in roles["categorical"]:
             out[name] = series.astype(object)
         elif name in roles["numeric"]:

@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from ..utils._validation import missing_mask
 from ._task import looks_numeric
 
 
@@ -19,15 +20,6 @@ def _take(X, idx):
     if hasattr(X, "shape"):
         return X[idx]
     return [X[i] for i in idx]
-
-
-def _missing(values):
-    try:
-        import pandas as pd
-
-        return np.asarray(pd.isna(values), dtype=bool)
-    except ImportError:  # pragma: no cover - pandas comes with skembed[all]
-        return np.array([v is None or (isinstance(v, float) and v != v) for v in values])
 
 
 def usable_rows(X, y, *, drop_empty_text=False):
@@ -57,7 +49,7 @@ def usable_rows(X, y, *, drop_empty_text=False):
     >>> keep.tolist(), dropped
     ([True, False, False], {'missing label': 1, 'empty text': 1})
     """
-    no_label = _missing(np.asarray(y, dtype=object))
+    no_label = missing_mask(np.asarray(y, dtype=object))
     keep = ~no_label
     dropped = {"missing label": int(no_label.sum())}
     if drop_empty_text:

@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.utils.validation import _check_feature_names_in
 
 from ..utils._targets import check_target
+from ..utils._validation import missing_mask
 from ._preprocess import _is_dataframe, column_kinds
 
 __all__ = ["EntityInputMixin", "embedding_width"]
@@ -40,10 +41,8 @@ def embedding_width(cardinality):
 
 def _missing_to_nan(values):
     """Object array with every None/NaN/pd.NA/NaT replaced by ``float('nan')`` (one category)."""
-    import pandas as pd
-
     values = np.asarray(values, dtype=object)
-    mask = np.asarray(pd.isna(values), dtype=bool)
+    mask = missing_mask(values)
     if mask.any():
         values = values.copy()
         values[mask] = np.nan

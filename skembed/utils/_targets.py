@@ -7,17 +7,9 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import column_or_1d
 
 from ._state import restore_on_failure
+from ._validation import missing_mask
 
 __all__ = ["check_cross_fit_classes", "check_target", "cross_fitted", "fit_cross_fitted"]
-
-
-def _is_missing(v):
-    """None, a float NaN, ``pd.NA`` or ``pd.NaT`` (pandas not imported)."""
-    return (
-        v is None
-        or (isinstance(v, float) and v != v)
-        or type(v).__name__ in ("NAType", "NaTType")
-    )
 
 
 def check_target(
@@ -78,12 +70,7 @@ def check_target(
             f"y has shape {np.shape(y)} but X has {n_samples} rows; give one label per row "
             "(a 1d array of n_samples labels)."
         )
-    if y.dtype.kind in "fc":
-        missing = np.flatnonzero(np.isnan(y))
-    elif y.dtype == object:
-        missing = np.flatnonzero([_is_missing(v) for v in y])
-    else:
-        missing = np.zeros(0, dtype=np.int64)
+    missing = np.flatnonzero(missing_mask(y))
     if len(missing):
         raise ValueError(
             f"y has {len(missing)} missing label(s) (None, NaN or pd.NA), the first at position "

@@ -7,18 +7,58 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 
-# --------------------------------------------------------------------------- text input
-def _is_missing(doc) -> bool:
-    if doc is None:
-        return True
-    if isinstance(doc, float) and doc != doc:  # NaN
-        return True
-    try:
-        import pandas as pd  # noqa: PLC0415
+# --------------------------------------------------------------------------- missing values
+def is_missing(value) -> bool:
+    """Whether one value is missing: None, a float NaN, ``pd.NA`` or ``pd.NaT``.
 
-        return doc is pd.NA or doc is pd.NaT
-    except ImportError:  # pragma: no cover
-        return False
+    The one definition of a missing value in skembed (documents, labels, table cells);
+    :func:`missing_mask` applies it to an array. Does not import pandas.
+
+    Examples
+    --------
+    >>> [is_missing(v) for v in (None, float("nan"), "", 0, "nan")]
+    [True, True, False, False, False]
+    """
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return value != value
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def missing_mask(values):
+    """Elementwise :func:`is_missing` of an array-like, a pandas Series or column.
+
+    Parameters
+    ----------
+    values : array-like of shape (n,) or pandas.Series
+        Any dtype; numeric arrays are checked for NaN without a Python loop.
+
+    Returns
+    -------
+    mask : numpy.ndarray of shape (n,), bool
+
+    Examples
+    --------
+    >>> missing_mask([1.0, float("nan")]).tolist(), missing_mask(["a", None]).tolist()
+    ([False, True], [False, True])
+    """
+    array = np.asarray(values)
+    if array.dtype.kind in "fc":
+        return np.isnan(array)
+    if array.dtype.kind == "M":
+        return np.isnat(array)
+    if array.dtype.kind != "O":
+        return np.zeros(array.shape, dtype=bool)
+    return np.fromiter((is_missing(v) for v in array.ravel()), bool, array.size).reshape(
+        array.shape
+    )
+
+
+_is_missing = is_missing  # the text-input check's name
+
+
+# --------------------------------------------------------------------------- text input
 
 
 def check_documents(X, *, handle_missing="error", allow_iterable=False, name="X"):

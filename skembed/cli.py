@@ -43,9 +43,13 @@ import sys
 import tempfile
 
 from . import model_selection as ms
-from .model_selection._inputs import DATASETS, load_compare_data
-from .model_selection._outputs import write_outputs
-from .model_selection._task import check_regression_data, infer_task
+from .model_selection import (
+    DATASETS,
+    check_regression_data,
+    infer_task,
+    load_compare_data,
+    write_outputs,
+)
 
 
 class UsageError(Exception):

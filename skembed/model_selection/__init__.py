@@ -39,12 +39,15 @@ from ._downstream import (
     downstream_description,
     downstream_regressor,
 )
+from ._inputs import DATASETS, load_compare_data
+from ._outputs import write_outputs
 from ._persistence import load_pipeline, save_pipeline
 from ._registry import EMBEDDERS, EmbedderSpec, default_embedders
 from ._report import format_leaderboard, leaderboard
 from ._task import check_regression_data, infer_task
 
 __all__ = [
+    "DATASETS",
     "DOWNSTREAM_ALPHAS",
     "DOWNSTREAM_CS",
     "DOWNSTREAM_DESCRIPTION",
@@ -62,10 +65,12 @@ __all__ = [
     "format_roles",
     "infer_task",
     "leaderboard",
+    "load_compare_data",
     "load_pipeline",
     "other_columns_transformer",
     "prepare_frame",
     "save_pipeline",
     "table_embedder",
     "usable_rows",
+    "write_outputs",
 ]

@@ -124,12 +124,30 @@ def load_compare_data(
     :data:`DATASETS` (default ``"bbc"``). A table whose only feature is one
     text column becomes a list of documents (rows with empty text are dropped).
 
+    Parameters
+    ----------
+    csv_path : str or None, default=None
+        A CSV file to read (with ``label``); None: ``dataset``.
+    dataset : str or None, default=None
+        A name of :data:`DATASETS`; None with no ``csv_path``: ``"bbc"``.
+    label : str or None, default=None
+        The target column of the CSV (or of a table data set, which has its own default).
+    text_columns : sequence of str, default=()
+        Columns to treat as text whatever their detected role.
+    limit : int, None or "default", default="default"
+        Most rows kept (a random subset in the original order); ``"default"`` is the data
+        set's own limit (e.g. 4,000 tweets), None keeps every row.
+    random_state : int, default=0
+        Seeds the row subset.
+
     Returns
     -------
     X : list of str or pandas.DataFrame
+        Documents, or the table's feature columns.
     y : numpy.ndarray
         Labels or numeric targets (rows with a missing label dropped).
     data_name : str
+        The data's name in the report (the CSV's file name or the data set's title).
     dropped : dict of str to int
         Rows dropped, by reason.
     notes : list of str

@@ -79,6 +79,7 @@ def leaderboard_html(results, title="", command=None, png=None):
     results : pandas.DataFrame
         Returned by :func:`compare_embedders`.
     title : str, default=""
+        The chart's and the HTML page's title.
     command : str or None, default=None
         The command that produced it, shown verbatim.
     png : bytes or None, default=None
@@ -162,6 +163,7 @@ def write_outputs(results, output_dir, stem="leaderboard", title="", command=Non
         ``<stem>.csv``/``.json``/``.png``/``.html`` hold one row per embedder
         (its best candidate), ``<stem>_cv_results.csv`` every candidate.
     title : str, default=""
+        The chart's and the HTML page's title.
     command : str or None, default=None
         Shown on the HTML page.
 

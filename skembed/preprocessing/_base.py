@@ -73,8 +73,8 @@ class _DelegatingTransformer(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        X_out : numpy.ndarray or scipy.sparse matrix of shape (n_samples, n_features_out)
-            See the class docstring for dtype and layout.
+        X_out : numpy.ndarray or scipy.sparse matrix of shape (n_samples, n_features_out), float64
+            ``dtype`` where the estimator has one; ScalerEmbedder keeps float32 input float32.
         """
         return self._inner().transform(X)
 

@@ -282,7 +282,7 @@ class BaseWordEmbedder(
 
         Returns
         -------
-        X_new : numpy.ndarray of shape (n_documents, vector_size)
+        X_new : numpy.ndarray of shape (n_documents, vector_size), ``dtype``
             ``dtype`` (float32 by default). Documents without any known word
             get zeros, NaN or an error per ``handle_unknown``. Nothing is
             stored on the estimator (see :meth:`oov_rate`).

@@ -408,7 +408,7 @@ class BertPooledEmbedder(
 
         Returns
         -------
-        X_new : numpy.ndarray of shape (n_documents, n_features_out)
+        X_new : numpy.ndarray of shape (n_documents, n_features_out), ``dtype``
             ``dtype`` (float32 by default). Nothing is stored on the
             estimator (see :meth:`count_truncated`).
 

@@ -519,7 +519,7 @@ class StaticEmbedder(
 
         Returns
         -------
-        X_new : numpy.ndarray of shape (n_documents, vector_size)
+        X_new : numpy.ndarray of shape (n_documents, vector_size), ``dtype``
             ``dtype`` (float32 by default); L2-normalised rows when
             ``normalize``. Documents without a known token get zeros, NaN or
             an error per ``handle_unknown``. Nothing is stored on the estimator.

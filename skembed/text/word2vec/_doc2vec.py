@@ -461,7 +461,7 @@ class Doc2VecTransformer(
 
         Returns
         -------
-        X_new : numpy.ndarray of shape (n_documents, vector_size)
+        X_new : numpy.ndarray of shape (n_documents, vector_size), ``dtype``
             ``dtype`` (float32 by default). Documents without any known word
             get zeros, NaN or an error per ``handle_unknown``.
 

@@ -493,7 +493,7 @@ class FastTextTransformer(Word2VecTransformer):
 
         Returns
         -------
-        X_new : numpy.ndarray of shape (n_documents, vector_size)
+        X_new : numpy.ndarray of shape (n_documents, vector_size), ``dtype``
             ``dtype`` (float32 by default). With ``oov_ngrams=True`` tokens
             outside the vocabulary contribute their n-gram vectors (IDF of an
             unseen word for ``"tfidf"``, weight 1 for ``"sif"``). Documents

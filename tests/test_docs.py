@@ -290,3 +290,36 @@ def test_built_page_renders_in_chromium(page):
     # a blank or unstyled page has a handful of colours; text, theme and a plot have hundreds
     assert colours is None or len(colours) > 50, f"{page}: the screenshot looks blank"
     assert spread > 10, f"{page}: the screenshot looks blank"
+
+
+# -- the front page, CI and the gallery ------------------------------------------------------
+
+
+def test_readme_is_a_short_front_page():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 150
+    for command in ("bash tools/compare.sh", "bash tools/test.sh", "bash tools/docs.sh"):
+        assert command in readme, f"README.md: {command} missing"
+    for image in re.findall(r"!\[[^]]*\]\(([^)]+)\)", readme):
+        assert (ROOT / image).exists(), f"README.md: image {image} missing"
+
+
+def test_ci_runs_the_readme_test_command_then_the_docs():
+    lines = [
+        line.strip()
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line.strip().startswith("bash tools/")
+    ]
+    assert lines == ["bash tools/test.sh", "bash tools/docs.sh"]
+
+
+def test_gallery_has_ten_examples_each_with_a_picture():
+    examples = sorted((ROOT / "examples").glob("plot_*.py"))
+    assert len(examples) >= 10
+    images = DOCS / "auto_examples" / "images"
+    if not images.exists():
+        pytest.skip("the gallery is not built: run bash tools/docs.sh")
+    for example in examples:
+        assert (images / f"sphx_glr_{example.stem}_001.png").exists(), (
+            f"{example.relative_to(ROOT)} drew no picture"
+        )

@@ -57,7 +57,6 @@ nitpicky = False
 # -- API reference -------------------------------------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": False, "inherited-members": False}
 autodoc_typehints = "none"
 # numpydoc renders the class's Parameters/Attributes; its method table links to the pages
 # autosummary generates (templates in _templates/autosummary).

@@ -88,7 +88,7 @@ class _DelegatingTransformer(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        X_original : numpy.ndarray of shape (n_samples, n_features_in_)
+        X_original : numpy.ndarray of shape (n_samples, ``n_features_in_``)
             The rows in the input's columns (the wrapped scikit-learn transformer's inverse).
         """
         return self._inner().inverse_transform(X)

@@ -500,7 +500,7 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, BaseNeuralTabularEmbe
 
         Returns
         -------
-        X_original : pandas.DataFrame or numpy.ndarray of shape (n_samples, n_features_in_)
+        X_original : pandas.DataFrame or numpy.ndarray of shape (n_samples, ``n_features_in_``)
             With ``preprocessor="auto"``: the original columns (a DataFrame
             with the fitted column names if fitted on one), numerics
             unscaled, categories back as labels (the most probable one).

@@ -292,7 +292,7 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        numpy.ndarray of shape (n_samples, n_features_out_), ``dtype``
+        numpy.ndarray of shape (n_samples, ``n_features_out_``), ``dtype``
             Equal to ``fit(X).transform(X)``.
         """
         return np.asarray(self._fit(X), dtype=self.dtype)
@@ -307,7 +307,7 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        numpy.ndarray of shape (n_samples, n_features_out_), ``dtype``
+        numpy.ndarray of shape (n_samples, ``n_features_out_``), ``dtype``
             Numeric columns scaled, categorical columns one-hot.
         """
         check_is_fitted(self, "column_transformer_")
@@ -334,7 +334,7 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        Xt : array-like of shape (n_samples, n_features_out_)
+        Xt : array-like of shape (n_samples, ``n_features_out_``)
             Numeric block in the scaled space; each categorical group holds
             scores (one-hot, probabilities or logits).
         categorical : {"argmax", "sample"}, default="argmax"

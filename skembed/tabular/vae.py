@@ -255,7 +255,7 @@ class VAEEmbedder(BaseTabularEmbedder):
 
         Returns
         -------
-        X_new : pandas.DataFrame or numpy.ndarray of shape (n_samples, n_features_in_)
+        X_new : pandas.DataFrame or numpy.ndarray of shape (n_samples, ``n_features_in_``)
             Numeric columns are the decoder's means (unscaled); each
             categorical column is drawn from the decoder's softmax. Same
             container as :meth:`inverse_transform`.

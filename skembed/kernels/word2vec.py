@@ -120,11 +120,10 @@ from ._core import (  # noqa: F401  (KernelConfig, prepare_chunk and the pair bu
     _table_index,
     _tables,
     _working,
-    cbow_windows,
     prepare_chunk,
-    skipgram_pairs,
 )
 from .sampling import EXP_TABLE_SIZE
+from .windows import cbow_windows, skipgram_pairs  # noqa: F401  (re-exported)
 
 __all__ = [
     "KernelConfig",

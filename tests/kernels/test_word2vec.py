@@ -7,9 +7,7 @@ from skembed.kernels import sampling as S
 from skembed.kernels.scheduler import train_word2vec_chunk as train_chunk
 from skembed.kernels.word2vec import (
     KernelConfig,
-    cbow_windows,
     prepare_chunk,
-    skipgram_pairs,
 )
 
 SIG, LOGSIG = S.sigmoid_tables()
@@ -287,21 +285,6 @@ def test_prepare_chunk_remaps_drops_and_subsamples():
     assert (ids == 0).sum() == 10000  # keep probability 1: never dropped
     again, _, _ = prepare_chunk(many, np.array([0, many.size]), remap, keep, 1)
     np.testing.assert_array_equal(ids, again)
-
-
-def test_pairs_and_windows_respect_documents():
-    ids = np.array([5, 6, 7, 8], np.int32)
-    offsets = np.array([0, 2, 4], np.int64)
-    inputs, targets = skipgram_pairs(ids, offsets, 1, 0)
-    assert sorted(zip(inputs.tolist(), targets.tolist(), strict=True)) == [
-        (5, 6),
-        (6, 5),
-        (7, 8),
-        (8, 7),
-    ]
-    ctx, tgt = cbow_windows(np.array([1, 2, 3], np.int32), np.array([0, 3]), 1, 0)
-    assert tgt.tolist() == [1, 2, 3]
-    assert ctx.tolist() == [[2, -1], [1, 3], [2, -1]]
 
 
 def test_shared_negatives_window_step_matches_reference():

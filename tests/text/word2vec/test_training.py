@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skembed.kernels.word2vec import cbow_windows, skipgram_pairs
 from skembed.text.word2vec._doc2vec import Doc2VecTransformer
 from skembed.text.word2vec._fasttext import FastTextTransformer
 from skembed.text.word2vec._word2vec import Word2VecTransformer
@@ -60,20 +59,6 @@ def test_huge_window_trains_as_the_longest_document(case):
 def test_window_is_bounded(cls):
     with pytest.raises(ValueError, match="window"):
         cls(window=2**31, min_count=1).fit(DOCS)
-
-
-def test_torch_engine_pairs_and_windows_do_not_scale_with_window():
-    ids = np.arange(30, dtype=np.int32)
-    offsets = np.array([0, 10, 30], np.int64)
-    inputs, targets = skipgram_pairs(ids, offsets, 10**12, 3)
-    # every other token of the document is a context of every centre
-    assert inputs.shape == targets.shape == (10 * 9 + 20 * 19,)
-    ref_i, ref_t = skipgram_pairs(ids, offsets, 5, 3)
-    assert ref_i.shape[0] < inputs.shape[0]
-    contexts, centres = cbow_windows(ids, offsets, 10**12, 3)
-    assert contexts.shape == (30, 19)
-    assert (contexts >= 0).sum() == 10 * 9 + 20 * 19
-    assert cbow_windows(ids, offsets, 2, 3)[0].shape == (30, 4)
 
 
 PEAK = r"""

@@ -17,7 +17,7 @@ pytest.importorskip("torch")
 pd = pytest.importorskip("pandas")
 
 from skembed.exceptions import TrainingDivergedError  # noqa: E402
-from skembed.tabular.entity import EntityEmbedder, embedding_width  # noqa: E402
+from skembed.tabular.entity import EntityEmbedder  # noqa: E402
 
 FAST = dict(hidden_layer_sizes=(16,), epochs=3, random_state=0)
 
@@ -66,29 +66,6 @@ def grouped(n_per=40, seed=0):
 
 
 # ----------------------------------------------------------------------------- width rule
-def test_width_rule_by_hand():
-    assert [embedding_width(c) for c in (1, 2, 3, 4, 10, 11, 99, 100, 101, 10**5)] == [
-        1, 1, 2, 2, 5, 6, 50, 50, 50, 50,
-    ]  # fmt: skip
-    rng = np.random.RandomState(0)
-    X = pd.DataFrame(
-        {
-            "a": rng.choice(list("abc"), 300),  # 3 values -> 2
-            "b": rng.choice([f"v{i}" for i in range(10)], 300),  # 10 -> 5
-            "c": np.arange(300).astype(str),  # 300 -> 50 (all infrequent, still counted)
-        }
-    )
-    y = rng.randint(0, 2, 300)
-    est = EntityEmbedder(epochs=1, random_state=0).fit(X, y)
-    assert est.embedding_dims_ == [2, 5, 50]
-    assert [t.shape for t in est.embeddings_] == [(4, 2), (11, 5), (1, 50)]
-    assert est.transform(X).shape == (300, 57)
-    est = EntityEmbedder(embedding_dims=3, epochs=1, random_state=0).fit(X, y)
-    assert est.embedding_dims_ == [3, 3, 3]
-    est = EntityEmbedder(embedding_dims={"b": 7}, epochs=1, random_state=0).fit(X, y)
-    assert est.embedding_dims_ == [2, 7, 50]
-    with pytest.raises(ValueError, match="not an embedded column"):
-        EntityEmbedder(embedding_dims={"zz": 7}, epochs=1).fit(X, y)
 
 
 # ----------------------------------------------------------------------------- learning
@@ -132,27 +109,6 @@ def test_multiclass_target():
 
 
 # ----------------------------------------------------------------------------- unknown, NaN, infrequent
-def test_unknown_infrequent_and_missing_categories():
-    city = np.array(["a"] * 20 + ["b"] * 20 + [None] * 10 + ["r1", "r2", "r3"], dtype=object)
-    y = np.array([0] * 20 + [1] * 20 + [0] * 10 + [1] * 3)
-    X = city.reshape(-1, 1)
-    est = EntityEmbedder(min_frequency=5, **FAST).fit(X, y)
-    cats = est.categories_[0]
-    assert len(cats) == 3 and pd.isna(cats).sum() == 1  # a, b and missing; r1..r3 infrequent
-    assert sorted(est.infrequent_categories_[0]) == ["r1", "r2", "r3"]
-    table = est.embeddings_[0]
-    nan_row = table[int(np.flatnonzero(pd.isna(cats))[0]) + 1]
-    new = np.array([["r1"], ["never-seen"], [np.nan], [None], [pd.NA]], dtype=object)
-    out = est.transform(new)
-    np.testing.assert_array_equal(out[0], table[0])  # infrequent -> unknown row
-    np.testing.assert_array_equal(out[1], table[0])  # unseen -> unknown row
-    for row in out[2:]:  # NaN, None and pd.NA are the one missing category
-        np.testing.assert_array_equal(row, nan_row)
-    assert not np.array_equal(nan_row, table[0])
-    strict = EntityEmbedder(min_frequency=5, handle_unknown="error", **FAST).fit(X, y)
-    strict.transform(new[[0, 2]])  # infrequent but seen in fit is not unknown
-    with pytest.raises(ValueError, match=r"unknown categories \['never-seen'\] in column 'x0'"):
-        strict.transform(new)
 
 
 def test_unknown_row_is_trained_by_the_infrequent_categories():
@@ -177,47 +133,6 @@ def test_unknown_row_without_infrequent_categories_is_the_weighted_mean():
 
 
 # ----------------------------------------------------------------------------- cross fitting
-def test_fit_transform_embeds_each_row_with_a_network_not_trained_on_it():
-    # 60 categories seen once each: every row's category is unseen by the network of its
-    # fold, so fit_transform gives at most cv distinct embeddings (one unknown row per fold)
-    # where the in-sample transform gives one per category
-    rng = np.random.RandomState(0)
-    X = np.array([f"id{i}" for i in range(60)], dtype=object).reshape(-1, 1)
-    y = rng.randint(0, 2, 60)
-    est = EntityEmbedder(min_frequency=1, cv=3, **FAST)
-    out = est.fit_transform(X, y)
-    assert len(np.unique(out, axis=0)) <= 3
-    assert len(np.unique(est.transform(X), axis=0)) == 60
-    # fit still trains the final network on all rows: transform equals fit().transform()
-    again = EntityEmbedder(min_frequency=1, cv=3, **FAST).fit(X, y)
-    np.testing.assert_array_equal(est.transform(X), again.transform(X))
-
-
-def test_cross_fitting_removes_the_leak_of_memorised_categories():
-    # y is independent of X; each id has 4 rows. In-sample embeddings memorise y;
-    # the cross-fitted ones cannot.
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score
-
-    rng = np.random.RandomState(0)
-    ids = np.repeat(np.arange(150), 4)
-    X = np.array([f"id{i}" for i in ids], dtype=object).reshape(-1, 1)
-    y = rng.randint(0, 2, ids.size)
-    est = EntityEmbedder(min_frequency=1, learning_rate=1e-2, **{**FAST, "epochs": 30})
-    leaky = est.fit(X, y).transform(X)
-    crossed = est.fit_transform(X, y)
-
-    def train_auc(Z):
-        return roc_auc_score(y, LogisticRegression().fit(Z, y).predict_proba(Z)[:, 1])
-
-    assert train_auc(leaky) > 0.7
-    assert train_auc(crossed) < 0.6
-
-
-def test_fit_transform_too_few_rows_for_cv():
-    X = np.array([["a"], ["b"]], dtype=object)
-    with pytest.raises(ValueError, match="cv=5 folds but X has only 2 rows"):
-        EntityEmbedder(**FAST).fit_transform(X, [0, 1])
 
 
 # ----------------------------------------------------------------------------- determinism
@@ -291,39 +206,6 @@ def test_history_callbacks_and_early_stopping():
 
 
 # ----------------------------------------------------------------------------- columns, names, output
-def test_column_selection_feature_names_and_remainder():
-    X, y = grouped()
-    est = EntityEmbedder(**FAST).fit(X, y)  # from_dtype: city and size
-    np.testing.assert_array_equal(est.categorical_features_, [0, 1])
-    assert list(est.get_feature_names_out()) == [
-        "city_emb0", "city_emb1", "city_emb2", "city_emb3", "size_emb0", "size_emb1", "weight",
-    ]  # fmt: skip
-    out = est.transform(X)
-    w = X["weight"].to_numpy()
-    np.testing.assert_allclose(out[:, -1], (w - w.mean()) / w.std(), rtol=1e-5, atol=1e-6)
-    est.set_params(remainder="passthrough").fit(X, y)
-    np.testing.assert_allclose(est.transform(X)[:, -1], w, rtol=1e-6)
-    assert est.set_params(remainder="drop").fit(X, y).transform(X).shape == (len(X), 6)
-    two = X[["city", "weight"]]
-    for spec in (["city"], [0], [True, False]):
-        est = EntityEmbedder(categorical_features=spec, remainder="drop", **FAST).fit(two, y)
-        assert list(est.get_feature_names_out()) == [f"city_emb{i}" for i in range(4)]
-    est.set_output(transform="pandas")
-    frame = est.transform(two)
-    assert list(frame.columns) == [f"city_emb{i}" for i in range(4)]
-    numeric = np.random.RandomState(0).normal(size=(20, 2))
-    with pytest.raises(ValueError, match="found no categorical column"):
-        EntityEmbedder(**FAST).fit(numeric, np.arange(20) % 2)
-    with pytest.raises(ValueError, match="do not all convert to float"):
-        EntityEmbedder(categorical_features=["city"], **FAST).fit(X.astype(object), y)
-
-
-def test_missing_numeric_values_sit_at_the_mean():
-    X, y = grouped()
-    X.loc[:4, "weight"] = np.nan
-    out = EntityEmbedder(**FAST).fit(X, y).transform(X)
-    np.testing.assert_array_equal(out[:5, -1], 0.0)
-    assert np.isfinite(out).all()
 
 
 def test_reproducible_and_global_rng_untouched():
@@ -425,18 +307,3 @@ def _city_frame():
     return pd.DataFrame({"city": list("abcab" * 4)})
 
 
-def test_single_class_target_is_refused():
-    # was fitted silently with classes_ == [0]: a net trained to predict a constant
-    with pytest.raises(ValueError, match="only one class.*at least 2 classes"):
-        EntityEmbedder(epochs=1).fit(_city_frame(), [0] * 20)
-
-
-@pytest.mark.parametrize("missing", [None, pd.NA, np.nan], ids=["None", "pd.NA", "nan"])
-def test_missing_labels_are_named(missing):
-    y = pd.Series(["x", "y", "x", "y", "x"] * 4, dtype=object)
-    y[7] = missing
-    # was numpy's "'<' not supported between str and NoneType" / pandas' "boolean value of NA"
-    with pytest.raises(ValueError, match="1 missing label.*position 7"):
-        EntityEmbedder(epochs=1).fit(_city_frame(), y)
-    with pytest.raises(ValueError, match="missing label"):
-        EntityEmbedder(epochs=1).fit(_city_frame(), pd.array(y.tolist(), dtype="string"))

@@ -1,0 +1,94 @@
+"""Tests of ``skembed/model_selection/_outputs.py`` (moved from ``tests/model_selection/test_compare_tables.py`` to the mirrored path)."""
+
+import numpy as np
+import pytest
+
+from skembed import model_selection as ms
+
+pd = pytest.importorskip("pandas")
+WORDS = {
+    "good": "great lovely solid works perfect happy".split(),
+    "bad": "broken awful poor refund useless angry".split(),
+}
+
+
+def mixed_table(n=120, seed=0):
+    """A review table: the text decides the label, the shop adds a little, the rest is noise."""
+    rng = np.random.RandomState(seed)
+    label = np.where(rng.rand(n) < 0.5, "good", "bad")
+    flip = rng.rand(n) < 0.1
+    text = [
+        " ".join(rng.choice(WORDS[("bad" if lab == "good" else "good") if f else lab], 4))
+        + f" item {i}"
+        for i, (lab, f) in enumerate(zip(label, flip, strict=True))
+    ]
+    frame = pd.DataFrame(
+        {
+            "review": text,
+            "shop": rng.choice(["north", "south", "east"], n),
+            "count": rng.poisson(3, n),
+            "sold": pd.to_datetime("2024-01-01") + pd.to_timedelta(rng.randint(0, 300, n), "D"),
+            "gift": rng.rand(n) < 0.3,
+            "flag": rng.randint(0, 2, n),
+        }
+    )
+    return frame, label
+
+
+def test_html_page_is_self_contained():
+    from skembed.model_selection._outputs import chart_png, leaderboard_html
+
+    frame, label = mixed_table(60)
+    results = ms.compare_embedders(frame, label, ["tfidf", "none"], cv=2)
+    png = chart_png(results, "t")
+    page = leaderboard_html(results, "A <title>", "skembed compare --csv x.csv", png)
+    assert page.startswith("<!DOCTYPE html>") and "A &lt;title&gt;" in page
+    assert page.count("<tr>") == 3 and "data:image/png;base64," in page
+    assert "text columns</dt><dd>review" in page and "skembed compare --csv x.csv" in page
+    assert "majority class scores accuracy" in page
+    assert "http://" not in page and "https://" not in page and "<script" not in page
+
+
+def test_a_long_chart_title_stays_inside_the_figure(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from skembed.model_selection._outputs import chart_png
+
+    frame, label = mixed_table(60)
+    results = ms.compare_embedders(frame, label, ["none"], cv=2)
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)  # keep the figure to measure it
+    title = (  # the loans chart's title was cut off at "5-fold C"; a CSV's name can be longer
+        "skembed compare — customer_reviews_2026.csv: 10000 rows, regression on "
+        "interest_rate, 5-fold CV"
+    )
+    assert chart_png(results, title).startswith(b"\x89PNG")
+    fig = figures[0]
+    box = fig.axes[0].title.get_window_extent(fig.canvas.get_renderer())
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width
+    assert fig.axes[0].get_title().replace("\n", " ") == title
+
+
+def test_html_page_renders_in_headless_chromium(tmp_path):
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(
+        "screenshot_report", __file__.rsplit("/tests/", 1)[0] + "/tools/screenshot_report.py"
+    )
+    tool = importlib.util.module_from_spec(spec)
+    sys.modules["screenshot_report"] = tool
+    spec.loader.exec_module(tool)
+    if tool.find_browser() is None:
+        pytest.skip("no chromium on PATH (apt-get install chromium)")
+    from skembed.model_selection._outputs import write_outputs
+
+    frame, label = mixed_table(60)
+    results = ms.compare_embedders(frame, label, ["tfidf", "none"], cv=2)
+    paths, failures = write_outputs(
+        results, str(tmp_path), title="render", command="skembed compare"
+    )
+    assert failures == [] and str(tmp_path / "leaderboard.html") in paths
+    shot = tool.screenshot(tmp_path / "leaderboard.html", tmp_path / "shot.png")
+    non_white, blue = tool.check_picture(shot)
+    assert non_white > 0.02 and blue > 0.002  # text drawn, and the chart's bars

@@ -1,0 +1,81 @@
+"""Tests of ``skembed/model_selection/_persistence.py`` (moved from ``tests/model_selection/test_model_selection.py`` to the mirrored path)."""
+
+import numpy as np
+import pytest
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+
+from skembed.model_selection import (
+    compare_embedders,
+    leaderboard,
+    load_pipeline,
+    save_pipeline,
+)
+from skembed.text.count._lsa import TfidfLSA
+
+pd = pytest.importorskip("pandas")
+
+
+@pytest.fixture(scope="module")
+def bbc():
+    from skembed.datasets import load_bbc_news
+
+    texts, labels = load_bbc_news()
+    return texts[::8], labels[::8]  # 279 articles, every class
+
+
+def _double(X):
+    return X * 2
+
+
+def test_best_pipelines_round_trip_with_identical_outputs(bbc, tmp_path):
+    texts, labels = bbc
+    embedders = {
+        "lsa": (TfidfLSA(random_state=0), {"n_components": [10, 20]}),
+        "tfidf": TfidfVectorizer(sublinear_tf=True),
+    }
+    results, best = compare_embedders(texts, labels, embedders, cv=2, return_best=True)
+    assert list(best) == leaderboard(results)["embedder"].tolist()
+    lsa = best["lsa"]
+    params = leaderboard(results).set_index("embedder").loc["lsa", "params"]
+    assert (lsa["embed"].n_components, lsa["clf"].C) == (params["n_components"], params["clf__C"])
+    new = ["Shares fell as the bank cut its forecast.", "The striker scored twice in the final."]
+    for name, pipe in best.items():
+        path = tmp_path / f"{name}.model"
+        fmt = save_pipeline(pipe, path)
+        back = load_pipeline(path, allow_pickle=fmt == "joblib")
+        got, want = back[:-1].transform(new), pipe[:-1].transform(new)
+        if hasattr(want, "toarray"):  # TF-IDF passes sparse and unscaled
+            got, want = got.toarray(), want.toarray()
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(back.predict_proba(texts), pipe.predict_proba(texts))
+    # scikit-learn's own types need no pickle: skops, loaded without trusting anything by hand
+    assert save_pipeline(best["tfidf"], tmp_path / "t.skops") == "skops"
+
+
+def test_tfidf_lsa_pipeline_saves_with_skops(bbc, tmp_path):
+    texts, labels = bbc
+    pipe = make_pipeline(TfidfLSA(n_components=5, random_state=0), LogisticRegression()).fit(
+        texts, labels
+    )
+    assert save_pipeline(pipe, tmp_path / "lsa.skops") == "skops"
+    loaded = load_pipeline(tmp_path / "lsa.skops")
+    np.testing.assert_array_equal(loaded.predict_proba(texts[:20]), pipe.predict_proba(texts[:20]))
+
+
+def test_load_pipeline_refuses_pickles_and_foreign_types(tmp_path):
+    from sklearn.preprocessing import FunctionTransformer
+
+    pipe = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(["aa bb", "cc dd"], [0, 1])
+    assert save_pipeline(pipe, tmp_path / "p.joblib", format="joblib") == "joblib"
+    with pytest.raises(ValueError, match="pickle .* pass allow_pickle=True"):
+        load_pipeline(tmp_path / "p.joblib")
+    assert load_pipeline(tmp_path / "p.joblib", allow_pickle=True).predict(["aa"]).tolist() == [0]
+    import skops.io as sio
+
+    sio.dump(FunctionTransformer(_double), tmp_path / "f.skops")
+    with pytest.raises(ValueError, match="test_persistence._double"):
+        load_pipeline(tmp_path / "f.skops")
+    with pytest.raises(FileNotFoundError):
+        load_pipeline(tmp_path / "missing.skops")

@@ -5,8 +5,10 @@ from __future__ import annotations
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._schema import CheckedStateMixin
 
-class _DelegatingTransformer(TransformerMixin, BaseEstimator):
+
+class _DelegatingTransformer(CheckedStateMixin, TransformerMixin, BaseEstimator):
     """Base of the wrappers: ``fit`` builds ``self._make_inner()`` and delegates to it.
 
     Subclasses implement ``_make_inner()`` (a fresh, unfitted scikit-learn

@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..utils._schema import Instance, Number
 from ._base import _DelegatingTransformer
 
 
@@ -93,6 +94,12 @@ class OneHotEmbedder(_DelegatingTransformer):
     """
 
     _inner_attr = "encoder_"
+    #: fitted state checked on load (utils._schema)
+    _state_schema = {
+        "encoder_": Instance(OneHotEncoder),
+        "n_features_in_": Number(low=1),
+        "categories_": Instance(list, rows="n_features_in_"),
+    }
     _parameter_constraints: dict = {
         "categories": [StrOptions({"auto"}), list],
         "drop": [StrOptions({"first", "if_binary"}), "array-like", None],
@@ -213,6 +220,12 @@ class LabelEmbedder(_DelegatingTransformer):
     """
 
     _inner_attr = "encoder_"
+    #: fitted state checked on load (utils._schema)
+    _state_schema = {
+        "encoder_": Instance(OrdinalEncoder),
+        "n_features_in_": Number(low=1),
+        "categories_": Instance(list, rows="n_features_in_"),
+    }
     _parameter_constraints: dict = {
         "categories": [StrOptions({"auto"}), list],
         "handle_unknown": [StrOptions({"error", "use_encoded_value"})],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sklearn.preprocessing import MinMaxScaler, RobustScaler, StandardScaler
 from sklearn.utils._param_validation import StrOptions
 
+from ..utils._schema import Instance, Number
 from ._base import _DelegatingTransformer
 
 
@@ -79,6 +80,11 @@ class ScalerEmbedder(_DelegatingTransformer):
     """
 
     _inner_attr = "scaler_"
+    #: fitted state checked on load (utils._schema)
+    _state_schema = {
+        "scaler_": Instance(StandardScaler, MinMaxScaler, RobustScaler),
+        "n_features_in_": Number(low=1),
+    }
     _parameter_constraints: dict = {
         "method": [StrOptions({"standard", "minmax", "robust"})],
         "with_centering": ["boolean"],

@@ -36,6 +36,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..base import TorchStateMixin
 from ..callbacks import EarlyStopping
 from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_compute
+from ..utils._schema import CheckedStateMixin, Instance, Number
 from ..utils._seeding import forked_torch_rng, seed_from_random_state, torch_generator
 from ..utils._state import restore_on_failure
 from ..utils._training import run_epochs
@@ -82,7 +83,9 @@ def _best_epoch(records, tol, default):
     return best_epoch
 
 
-class BaseNeuralTabularEmbedder(TorchStateMixin, TransformerMixin, BaseEstimator):
+class BaseNeuralTabularEmbedder(
+    CheckedStateMixin, TorchStateMixin, TransformerMixin, BaseEstimator
+):
     """What every torch-trained tabular estimator shares (not public).
 
     The DataFrame input check, the ``hidden_layer_sizes`` check, the
@@ -91,6 +94,16 @@ class BaseNeuralTabularEmbedder(TorchStateMixin, TransformerMixin, BaseEstimator
     :class:`BaseTabularEmbedder` (autoencoder, VAE) and
     :class:`~skembed.tabular.EntityEmbedder` derive from it.
     """
+
+    #: fitted state checked on load (utils._schema); ``model_`` is rebuilt and checked by
+    #: TorchStateMixin against its stored configuration
+    _state_schema = {
+        "n_features_in_": Number(low=1),
+        "model_": Instance("torch.nn.modules.module.Module"),
+        "preprocessor_": Instance(TabularPreprocessor, optional=True),
+        "history_": Instance(list),
+        "_n_features_out": Number(low=1),
+    }
 
     def _check_frame(self, X, reset):
         """Check a DataFrame's columns (names, count) and refuse an empty one; return it."""

@@ -23,6 +23,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..preprocessing import OneHotEmbedder, ScalerEmbedder
+from ..utils._schema import Array, CheckedStateMixin, Instance, Number
 from ..utils._validation import missing_mask
 
 #: label given to missing values of categorical columns before one-hot encoding
@@ -100,7 +101,7 @@ def column_kinds(X):
     return numeric, categorical
 
 
-class TabularPreprocessor(TransformerMixin, BaseEstimator):
+class TabularPreprocessor(CheckedStateMixin, TransformerMixin, BaseEstimator):
     """Scale and impute numeric columns, one-hot encode categorical ones (``preprocessor="auto"``).
 
     Parameters
@@ -145,6 +146,21 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):
     scikit-learn's ``ColumnTransformer``, ``SimpleImputer``, ``OneHotEncoder`` and scalers
     (Pedregosa et al. 2011, JMLR 12), to which the computation is delegated.
     """
+
+    #: fitted state checked on load (utils._schema)
+    _state_schema = {
+        "column_transformer_": Instance("sklearn.compose._column_transformer.ColumnTransformer"),
+        "n_features_out_": Number(low=0),
+        "numeric_index_": Array("i", (None,), low=0, below="n_features_out_"),
+        "_scaled_index": Array("i", (None,), low=0, below="n_features_out_"),
+        "columns_": Instance(list),
+        "numeric_columns_": Instance(list),
+        "categorical_columns_": Instance(list),
+        "categorical_groups_": Instance(list),
+        "constant_columns_": Instance(dict),
+        "category_values_": Instance(list),
+        "input_is_dataframe_": Instance(bool),
+    }
 
     def __init__(
         self,

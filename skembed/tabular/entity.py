@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from ..utils._compute import limit_threads, resolve_compute
+from ..utils._schema import Array, Instance
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
 from ._base import TABULAR_PARAMETER_CONSTRAINTS, BaseNeuralTabularEmbedder
@@ -224,6 +225,16 @@ class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
 
         return {EntityEmbeddingNet.kind: EntityEmbeddingNet}
 
+    #: fitted state checked on load (utils._schema)
+    _state_schema = {
+        "categorical_features_": Array("i", ("C",), low=0, below="n_features_in_"),
+        "numeric_features_": Array("i", ("N",), low=0, below="n_features_in_"),
+        "numeric_mean_": Array("f", ("N",), finite=True),
+        "numeric_scale_": Array("f", ("N",), finite=True),
+        "categories_": Instance(list, rows="C"),
+        "embedding_dims_": Instance(list, rows="C"),
+        "embeddings_": Instance(list, rows="C"),
+    }
     _parameter_constraints: dict = {
         # the training and compute parameters mean what they mean for the autoencoders
         **{k: v for k, v in TABULAR_PARAMETER_CONSTRAINTS.items() if k not in _NOT_SHARED},

@@ -25,6 +25,7 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._schema import Array, CheckedStateMixin, Ids, Vectors
 from ..utils._state import restore_on_failure
 from ..utils._validation import check_documents
 from ._analyzer import build_analyzer, encode, iter_tokens
@@ -72,7 +73,7 @@ def oov_fraction(token_lists, vocabulary):
     return 1.0 - sum(map(vocabulary.__contains__, tokens)) / len(tokens)
 
 
-class TextEmbedderMixin:
+class TextEmbedderMixin(CheckedStateMixin):
     """Tags and helpers common to every text estimator (documents in, dense vectors out)."""
 
     def __sklearn_tags__(self):
@@ -203,6 +204,13 @@ class BaseWordEmbedder(
     }
     #: accept re-iterable corpus objects (LineCorpus) in fit without materialising them
     _accepts_iterable_corpus = False
+    #: fitted state (checked on load, utils._schema): ids of ``vocabulary_`` index ``wv_``'s rows
+    _state_schema = {
+        "wv_": Vectors("V", "D"),
+        "vocabulary_": Ids("W", below="V"),
+        "idf_": Array("f", ("V",), finite=True, optional=True),
+        "sif_component_": Array("f", ("D",), finite=True, optional=True),
+    }
 
     def _fit_word_vectors(self, documents, analyzer):  # pragma: no cover - abstract
         raise NotImplementedError

@@ -17,6 +17,7 @@ from ...utils._compute import (
     resolve_compute,
     resolve_n_jobs,
 )
+from ...utils._schema import Array
 from ...utils._seeding import seed_from_random_state
 from ...utils._state import restore_on_failure
 from ...utils._training import run_epochs
@@ -197,7 +198,7 @@ class GloVeTransformer(BaseWordEmbedder):
     """
 
     _accepts_iterable_corpus = True
-
+    _state_schema = {"bias_": Array("float32", ("V",), finite=True, optional=True)}  # on load
     _parameter_constraints: dict = {
         **BaseWordEmbedder._parameter_constraints,
         **COMPUTE_PARAMETER_CONSTRAINTS,

@@ -21,6 +21,7 @@ from ...utils._compute import (
     limit_threads,
     resolve_compute,
 )
+from ...utils._schema import Array, Ids, Instance, Number
 from ...utils._seeding import seed_from_random_state
 from .._analyzer import DEFAULT_TOKEN_PATTERN, vectorizer_kwargs
 from .._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin, oov_fraction
@@ -123,6 +124,17 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
     (4, 2)
     """
 
+    #: fitted state checked on load (utils._schema)
+    _state_schema = {
+        "vectorizer_": Instance("sklearn.feature_extraction.text.TfidfVectorizer"),
+        "svd_": Instance("sklearn.decomposition._truncated_svd.TruncatedSVD", optional=True),
+        "components_": Array("f", ("K", "F"), finite=True),
+        "vocabulary_": Ids("F"),
+        "singular_values_": Array("f", ("K",), finite=True),
+        "explained_variance_": Array("f", ("K",), optional=True),
+        "explained_variance_ratio_": Array("f", ("K",), optional=True),
+        "_n_features_out": Number(size="K"),
+    }
     _parameter_constraints: dict = {
         **TEXT_PARAMETER_CONSTRAINTS,
         "n_components": [Interval(Integral, 1, None, closed="left")],

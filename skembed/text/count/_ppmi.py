@@ -15,6 +15,7 @@ from ...utils._compute import (
     limit_threads,
     resolve_compute,
 )
+from ...utils._schema import Array
 from ...utils._seeding import seed_from_random_state
 from .._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary, count_words, encode, tokenize
 from .._base import BaseWordEmbedder
@@ -171,6 +172,8 @@ class PPMIEmbedder(BaseWordEmbedder):
     (3, 2)
     """
 
+    #: fitted state checked on load (utils._schema)
+    _state_schema = {"singular_values_": Array("f", ("D",), optional=True)}
     _parameter_constraints: dict = {
         **BaseWordEmbedder._parameter_constraints,
         **COMPUTE_PARAMETER_CONSTRAINTS,

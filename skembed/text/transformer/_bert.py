@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ...utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_n_jobs
+from ...utils._schema import Instance, Number
 from .._base import TEXT_PARAMETER_CONSTRAINTS, ModelTokenizedMixin
 from . import _export
 from ._cache import EmbeddingCache, get_cache, text_hash
@@ -244,6 +245,17 @@ class BertPooledEmbedder(
     (2, 384)
     """
 
+    #: fitted state checked on load (utils._schema)
+    _state_schema = {
+        "model_": Instance("torch.nn.modules.module.Module"),
+        "tokenizer_": Instance("transformers.tokenization_utils_base.PreTrainedTokenizerBase"),
+        "layers_": Instance(list),
+        "max_length_": Number(low=1),
+        "_window": Number(low=1, below="max_length_", optional=True),
+        "_pad_id": Number(low=0),
+        "_n_features_out": Number(low=1),
+        "n_truncated_": Number(low=0, optional=True),
+    }
     _parameter_constraints: dict = {
         "model": [str, os.PathLike, tuple, list],
         "revision": [str, None],

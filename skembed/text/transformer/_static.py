@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 from ...base import WeightSnapshotMixin
 from ...keyedvectors import KeyedVectors
 from ...utils._compute import COMPUTE_PARAMETER_CONSTRAINTS
+from ...utils._schema import Instance, Number, Vectors
 from ...utils._state import restore_on_failure
 from ...utils._targets import check_target, fit_cross_fitted
 from .._base import TEXT_PARAMETER_CONSTRAINTS, ModelTokenizedMixin
@@ -251,6 +252,14 @@ class StaticEmbedder(
     #: the supervised head that training updates (``_static_supervised``), for EarlyStopping
     _trained_module_attribute = "_head"
 
+    #: fitted state checked on load (utils._schema)
+    _state_schema = {
+        "wv_": Vectors("V", "D"),
+        "tokenizer_": Instance("tokenizers.Tokenizer", rows="V", at_most=True),  # ids index wv_
+        "unk_id_": Number(low=0, below="V", optional=True),
+        "median_token_length_": Number(low=0, optional=True),
+        "_n_features_out": Number(size="D"),
+    }
     _parameter_constraints: dict = {
         "model": [str, os.PathLike, tuple, list],
         "vocabulary": [StrOptions({"model", "corpus", "both"})],

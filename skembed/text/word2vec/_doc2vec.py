@@ -28,13 +28,14 @@ from sklearn.utils.validation import check_is_fitted
 from ...exceptions import diverged
 from ...keyedvectors import KeyedVectors
 from ...utils._compute import limit_threads
+from ...utils._schema import Array, Ids, Number, Vectors
 from ...utils._seeding import seed_from_random_state
 from ...utils._state import restore_on_failure
 from .._analyzer import DEFAULT_TOKEN_PATTERN, encode, iter_tokens
 from .._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
 from ._engines import KERNEL_LOCK, Doc2VecEngine
 from ._family import FAMILY_PARAMETER_CONSTRAINTS, Word2VecFamilyMixin
-from ._training import effective_window
+from ._training import MAX_WINDOW, effective_window
 
 __all__ = ["Doc2VecTransformer"]
 
@@ -269,6 +270,16 @@ class Doc2VecTransformer(
         "infer_alpha": [Interval(Real, 0, None, closed="neither"), None],
     }
     _decaying_rates = ("alpha", "infer_alpha")
+    #: fitted state checked on load (utils._schema): the kernels index every table by word id
+    _state_schema = {
+        "vocabulary_": Ids("V"),
+        "word_counts_": Array("iu", ("V",), low=0),
+        "dv_": Vectors(None, "D"),
+        "wv_": Vectors("V", "D", optional=True),
+        "window_": Number(low=1, below=MAX_WINDOW + 1),
+        "infer_seed_": Number(low=0),
+        "_n_features_out": Number(size="D"),
+    }
     _numba_engine = Doc2VecEngine
 
     def __init__(

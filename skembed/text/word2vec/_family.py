@@ -32,6 +32,7 @@ from sklearn.utils._param_validation import Interval
 
 from ...kernels import MAX_DETERMINISTIC_PARTS
 from ...utils._compute import THREAD_PARAMETER_CONSTRAINTS, limit_threads
+from ...utils._schema import Array
 from ._engines import NumbaEngine, SgnsEngine, TorchEngine
 from ._training import MAX_WINDOW, EncodedCorpus, kernel_config, train_epochs
 
@@ -70,6 +71,11 @@ class Word2VecFamilyMixin:
 
     #: learning-rate parameters that decay to ``min_alpha`` (Doc2Vec adds ``infer_alpha``)
     _decaying_rates = ("alpha",)
+    #: the output layers the kernels index by word id, checked on load (utils._schema)
+    _state_schema = {
+        "syn1neg_": Array("float32", ("V", "D"), optional=True),
+        "syn1_": Array("float32", ("V-1", "D"), optional=True),
+    }
     #: the class of the numba engine (Doc2Vec: :class:`~skembed.text.word2vec._engines.Doc2VecEngine`)
     _numba_engine = NumbaEngine
 

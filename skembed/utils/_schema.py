@@ -1,0 +1,286 @@
+"""Declared state schemas: what a fitted object's attributes must be before any kernel reads them.
+
+A pickle or skops file is not trusted, yet the compiled kernels index their
+arrays without bounds checks: a vocabulary id past the end of a table, an
+output table cut to one row or a count array shorter than the vocabulary
+reads (or writes) process memory. So every estimator declares, as data, what
+its fitted state must be (``_state_schema``: attribute -> rule), and one
+function, :func:`check_state`, checks it when state arrives
+(``__setstate__``, which pickle and skops loading both call).
+
+Rules share *dimension symbols*: an upper-case name (``"V"``, ``"D"``) is
+bound by the first attribute that gives it a value and must then agree
+everywhere else; a lower-case name refers to an integer attribute or
+parameter of the object (``"vector_size"``); ``"V-1"`` is one less than
+``V``. An id array or mapping whose values must index a table says so with
+``below=`` a symbol (ids are then checked to be in ``[0, symbol)``).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["Array", "Ids", "Instance", "Number", "Vectors", "check_state", "CheckedStateMixin"]
+
+_KINDS = {"f": "float", "i": "integer", "u": "unsigned integer", "b": "boolean"}
+
+
+class _Rule:
+    optional = False
+
+    def __init__(self, *, optional=False):
+        self.optional = optional
+
+
+class Array(_Rule):
+    """A numpy array: ``kind`` (numpy dtype kinds, e.g. ``"f"`` or ``"iu"``), one symbol or
+    int (or ``None``: any) per axis, ``finite`` values, integer values in ``[low, below)``."""
+
+    def __init__(self, kind, dims, *, finite=False, low=None, below=None, optional=False):
+        super().__init__(optional=optional)
+        self.kind, self.dims, self.finite, self.low, self.below = kind, dims, finite, low, below
+
+
+class Ids(_Rule):
+    """A ``dict`` of ``str`` to distinct ints in ``[0, below)`` (a vocabulary); binds ``size``
+    to its length (``below`` defaults to ``size``: the ids are then a permutation of rows)."""
+
+    def __init__(self, size, *, below=None, optional=False):
+        super().__init__(optional=optional)
+        self.size, self.below = size, below if below is not None else size
+
+
+class Vectors(_Rule):
+    """A :class:`~skembed.KeyedVectors` (or subclass ``cls``) whose table has ``rows`` x ``dim``."""
+
+    def __init__(self, rows=None, dim=None, *, cls=None, optional=False):
+        super().__init__(optional=optional)
+        self.rows, self.dim, self.cls = rows, dim, cls
+
+
+class Instance(_Rule):
+    """An instance of one of ``types`` (classes, or ``"module.Name"`` strings); ``rows``: a
+    symbol its size must bind or equal, or with ``at_most`` not exceed (``get_vocab_size()``
+    of a tokenizer, else ``len``)."""
+
+    def __init__(self, *types, rows=None, at_most=False, optional=False):
+        super().__init__(optional=optional)
+        self.types, self.rows, self.at_most = types, rows, at_most
+
+
+class Number(_Rule):
+    """A real (``integral=False``) or integral scalar, at least ``low`` and below ``below``;
+    an integral one may bind (or must equal) the dimension symbol ``size``."""
+
+    def __init__(self, *, integral=True, low=None, below=None, size=None, optional=False):
+        super().__init__(optional=optional)
+        self.integral, self.low, self.below, self.size = integral, low, below, size
+
+
+def _refuse(owner, attr, problem):
+    return ValueError(
+        f"{owner}: stored {attr} {problem}. The file is damaged or was crafted: refit the "
+        "estimator, or save it again from a trusted copy."
+    )
+
+
+class _Dims:
+    """The symbol table of one check: who bound each symbol and to what."""
+
+    def __init__(self, obj, owner):
+        self.obj, self.owner, self.value, self.origin = obj, owner, {}, {}
+
+    def resolve(self, sym):
+        """The value a dimension must have, or ``None`` when it is still free."""
+        if sym is None or isinstance(sym, int):
+            return sym
+        base, _, minus = sym.partition("-")
+        offset = -int(minus) if minus else 0
+        if base[0].isupper():
+            value = self.value.get(base)
+        else:
+            value = getattr(self.obj, base, None)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+                raise _refuse(self.owner, base, f"is {value!r}, not an integer")
+        return None if value is None else int(value) + offset
+
+    def bind(self, sym, actual, attr, what):
+        expected = self.resolve(sym)
+        if expected is None:
+            base, _, minus = sym.partition("-")
+            self.value[base] = actual + (int(minus) if minus else 0)
+            self.origin[base] = attr
+        elif expected != actual:
+            base = sym.partition("-")[0]
+            source = self.origin.get(base, base)
+            raise _refuse(
+                self.owner, attr, f"has {what} {actual} where {source} implies {expected}"
+            )
+
+
+def _type_name(t):
+    return t if isinstance(t, str) else f"{t.__module__}.{t.__qualname__}"
+
+
+def _is_instance(value, types):
+    names = {_type_name(t) for t in types}
+    return any(_type_name(k) in names for k in type(value).__mro__)
+
+
+def _check_ints(owner, attr, values, low, below, dims):
+    if values.size == 0:
+        return
+    low = 0 if low is None else low
+    bound = dims.resolve(below) if below is not None else None
+    lo, hi = int(values.min()), int(values.max())
+    if lo < low:
+        raise _refuse(owner, attr, f"holds {lo}, below {low}")
+    if bound is not None and hi >= bound:
+        raise _refuse(owner, attr, f"holds id {hi}, past the {bound} rows of the table")
+
+
+def _check_array(owner, attr, value, rule, dims):
+    if not isinstance(value, np.ndarray):
+        raise _refuse(owner, attr, f"is a {type(value).__name__}, not a numpy array")
+    if len(rule.kind) > 2:  # an exact dtype name: what a compiled kernel was built for
+        if value.dtype != np.dtype(rule.kind):
+            raise _refuse(owner, attr, f"has dtype {value.dtype}, not {rule.kind}")
+    elif value.dtype.kind not in rule.kind or value.dtype.hasobject:
+        kinds = " or ".join(_KINDS[k] for k in rule.kind)
+        raise _refuse(owner, attr, f"has dtype {value.dtype}, not a {kinds} array")
+    if value.ndim != len(rule.dims):
+        raise _refuse(owner, attr, f"has {value.ndim} dimensions, not {len(rule.dims)}")
+    for axis, (sym, actual) in enumerate(zip(rule.dims, value.shape, strict=True)):
+        if sym is not None:
+            dims.bind(sym, actual, attr, f"shape {value.shape}: axis {axis} of")
+    if rule.finite and value.dtype.kind == "f" and not np.isfinite(value).all():
+        raise _refuse(owner, attr, "holds NaN or infinite values")
+    if value.dtype.kind in "iu" and (rule.low is not None or rule.below is not None):
+        _check_ints(owner, attr, value, rule.low, rule.below, dims)
+
+
+def _check_ids(owner, attr, value, rule, dims):
+    if not isinstance(value, dict):
+        raise _refuse(owner, attr, f"is a {type(value).__name__}, not a dict of words to ids")
+    ids = list(value.values())
+    if not all(isinstance(k, str) for k in value) or not all(
+        isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in ids
+    ):
+        raise _refuse(owner, attr, "is not a mapping of strings to integer ids")
+    dims.bind(rule.size, len(value), attr, "words:")
+    array = np.fromiter((int(i) for i in ids), dtype=np.int64, count=len(ids))
+    _check_ints(owner, attr, array, 0, rule.below, dims)
+    if np.unique(array).size != array.size:
+        raise _refuse(owner, attr, "maps two words to one id")
+
+
+def _check_vectors(owner, attr, value, rule, dims):
+    from ..keyedvectors import KeyedVectors
+
+    cls = rule.cls or KeyedVectors
+    if not _is_instance(value, (cls,)):
+        raise _refuse(owner, attr, f"is a {type(value).__name__}, not a {_type_name(cls)}")
+    check_state(value)  # its own schema (already run by its __setstate__; cheap to repeat)
+    rows, dim = value.vectors.shape
+    if rule.rows is not None:
+        dims.bind(rule.rows, rows, attr, "a table of")
+    if rule.dim is not None:
+        dims.bind(rule.dim, dim, attr, "vectors of width")
+
+
+def _check_number(owner, attr, value, rule, dims):
+    kind = numbers.Integral if rule.integral else numbers.Real
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise _refuse(
+            owner, attr, f"is {value!r}, not {'an integer' if rule.integral else 'a number'}"
+        )
+    if not rule.integral and not np.isfinite(value):
+        raise _refuse(owner, attr, f"is {value!r}, not finite")
+    if rule.low is not None and value < dims.resolve(rule.low):
+        raise _refuse(owner, attr, f"is {value!r}, below {dims.resolve(rule.low)}")
+    if rule.below is not None and value >= dims.resolve(rule.below):
+        raise _refuse(owner, attr, f"is {value!r}, not below {dims.resolve(rule.below)}")
+    if rule.size is not None:
+        dims.bind(rule.size, int(value), attr, "value")
+
+
+_CHECKS = {
+    Array: _check_array,
+    Ids: _check_ids,
+    Vectors: _check_vectors,
+    Number: _check_number,
+}
+
+
+def state_schema(obj):
+    """The merged ``_state_schema`` of ``obj``'s class and its bases (subclasses win)."""
+    schema = {}  # the class's own rules first: its attributes bind the dimensions
+    for klass in type(obj).__mro__:
+        for attr, rule in klass.__dict__.get("_state_schema", {}).items():
+            schema.setdefault(attr, rule)
+    return schema
+
+
+def check_state(obj, schema=None):
+    """Check ``obj``'s attributes against its declared schema; raise naming the first bad one.
+
+    Parameters
+    ----------
+    obj : object
+        A fitted estimator or vector table whose state came from a file (or from ``fit``).
+    schema : dict or None, default=None
+        Attribute -> rule; ``None``: the ``_state_schema`` declared along ``type(obj)``'s MRO.
+
+    Raises
+    ------
+    ValueError
+        Naming the attribute and what is wrong with it (type, dtype, shape that
+        disagrees with another attribute, an id past the end of its table, a
+        non-finite value). An unfitted object (no attribute of the schema set)
+        passes.
+    """
+    schema = state_schema(obj) if schema is None else schema
+    owner = type(obj).__name__
+    state = vars(obj)
+    if not any(k in state for k in schema):
+        return  # unfitted: nothing stored to check
+    dims = _Dims(obj, owner)
+    for attr, rule in schema.items():
+        if attr not in state:
+            if rule.optional:
+                continue
+            raise _refuse(owner, attr, "is missing")
+        value = state[attr]
+        if value is None and rule.optional:
+            continue
+        if isinstance(rule, Instance):
+            if not _is_instance(value, rule.types):
+                names = ", ".join(_type_name(t).rpartition(".")[2] for t in rule.types)
+                raise _refuse(owner, attr, f"is a {type(value).__name__}, not a {names}")
+            if rule.rows is not None:
+                size = getattr(value, "get_vocab_size", None)
+                size = size(with_added_tokens=True) if size is not None else len(value)
+                bound = dims.resolve(rule.rows) if rule.at_most else None
+                if bound is None:
+                    dims.bind(rule.rows, int(size), attr, "a size of")
+                elif size > bound:
+                    raise _refuse(owner, attr, f"has {size} entries, past the {bound} rows")
+            continue
+        _CHECKS[type(rule)](owner, attr, value, rule, dims)
+
+
+class CheckedStateMixin:
+    """Check the declared ``_state_schema`` whenever state arrives (pickle, skops)."""
+
+    #: attribute -> rule (see this module); merged along the MRO
+    _state_schema = {}
+
+    def __setstate__(self, state):
+        parent = super()
+        if hasattr(parent, "__setstate__"):
+            parent.__setstate__(state)
+        else:  # pragma: no cover - object.__setstate__ does not exist before Python 3.11
+            self.__dict__.update(state)
+        check_state(self)

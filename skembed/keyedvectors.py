@@ -13,6 +13,8 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
+from .utils._schema import Array, Instance, Number, check_state
+
 __all__ = ["FastTextKeyedVectors", "KeyedVectors"]
 
 
@@ -62,6 +64,13 @@ class KeyedVectors:
     >>> kv.similarity("a", "b")
     0.0
     """
+
+    #: state checked on load (utils._schema): kernels index ``vectors`` by key row
+    _state_schema = {
+        "vectors": Array("f", ("V", "D"), finite=True),
+        "index_to_key": Instance(list, rows="V"),
+        "counts": Array("iuf", ("V",), low=0, optional=True),
+    }
 
     def __init__(self, vectors, index_to_key, counts=None):
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -169,25 +178,12 @@ class KeyedVectors:
         self._check_state()
 
     def _check_state(self):
-        name = type(self).__name__
-        vectors = getattr(self, "vectors", None)
-        keys = getattr(self, "index_to_key", None)
-        if not (
-            isinstance(vectors, np.ndarray) and vectors.ndim == 2 and vectors.dtype.kind == "f"
-        ):
-            raise ValueError(f"{name}: stored vectors are not a 2-D float array (damaged file).")
-        if not isinstance(keys, list) or len(keys) != vectors.shape[0]:
-            raise ValueError(
-                f"{name}: stored index_to_key does not have one key per row of the vectors "
-                f"({vectors.shape[0]} rows; damaged file)."
-            )
-        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        check_state(self)  # the declared _state_schema (FastText's adds its n-gram table)
+        name, keys = type(self).__name__, self.index_to_key
+        self.vectors = np.ascontiguousarray(self.vectors, dtype=np.float32)
         self.key_to_index = {k: i for i, k in enumerate(keys)}
         if len(self.key_to_index) != len(keys):
             raise ValueError(f"{name}: stored index_to_key holds duplicate keys (damaged file).")
-        counts = getattr(self, "counts", None)
-        if counts is not None and np.shape(counts) != (len(keys),):
-            raise ValueError(f"{name}: stored counts do not have one entry per word.")
         self._norms = None
 
     # ------------------------------------------------------------------ similarity
@@ -433,6 +429,15 @@ class FastTextKeyedVectors(KeyedVectors):
     (2,)
     """
 
+    #: state checked on load (utils._schema): n-gram hashes index ``vectors_ngrams``' rows
+    _state_schema = {
+        "vectors_vocab": Array("f", ("V", "D"), finite=True),
+        "vectors_ngrams": Array("f", ("bucket", "D"), finite=True),
+        "bucket": Number(low=0),
+        "min_n": Number(low=1),
+        "max_n": Number(low="min_n"),
+    }
+
     def __init__(self, vectors_vocab, vectors_ngrams, index_to_key, min_n, max_n, counts=None):
         vectors_vocab = np.ascontiguousarray(vectors_vocab, dtype=np.float32)
         vectors_ngrams = np.ascontiguousarray(vectors_ngrams, dtype=np.float32)
@@ -575,24 +580,8 @@ class FastTextKeyedVectors(KeyedVectors):
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._check_state()
-        vocab, ngrams = getattr(self, "vectors_vocab", None), getattr(self, "vectors_ngrams", None)
-        ok = (
-            isinstance(vocab, np.ndarray)
-            and isinstance(ngrams, np.ndarray)
-            and vocab.dtype.kind == "f"
-            and ngrams.dtype.kind == "f"
-            and vocab.shape == self.vectors.shape
-            and ngrams.ndim == 2
-            and ngrams.shape[1] == vocab.shape[1]
-            and self.bucket == ngrams.shape[0]
-            and all(isinstance(getattr(self, a), int) for a in ("bucket", "min_n", "max_n"))
-            and all(isinstance(k, str) for k in self.index_to_key)
-        )
-        if not ok:
-            raise ValueError(
-                "FastTextKeyedVectors: stored n-gram table, bucket or n-gram lengths do not "
-                "match the vectors (damaged file)."
-            )
+        if not all(isinstance(k, str) for k in self.index_to_key):
+            raise ValueError("FastTextKeyedVectors: stored index_to_key holds non-string keys.")
         self.ngram_indptr, self.ngram_indices = _vocabulary_ngram_hashes(
             self.index_to_key, self.min_n, self.max_n, self.bucket
         )

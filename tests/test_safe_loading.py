@@ -310,14 +310,14 @@ CRAFTED = {
     "KeyedVectors": (
         _text_pipeline("skembed.text.Word2VecTransformer", **W2V),
         [
-            ("more keys than rows", _kv_more_keys, "one key per row"),
+            ("more keys than rows", _kv_more_keys, "index_to_key has a size of"),
             ("string vectors", _kv_string_vectors, "float array"),
         ],
     ),
     "FastTextKeyedVectors": (
         _text_pipeline("skembed.text.FastTextTransformer", bucket=500, **W2V),
         [
-            ("bucket beyond the table", _ft_bucket, "n-gram table"),
+            ("bucket beyond the table", _ft_bucket, "vectors_ngrams has shape"),
             ("string vectors", _kv_string_vectors, "float array"),
         ],
     ),

@@ -34,6 +34,13 @@ def chart_png(results, title=""):
         import matplotlib.pyplot as plt
     except ImportError:
         return None
+    # user text (a CSV's name, a column's, an embedder's) is drawn verbatim: with mathtext on,
+    # a name such as ``data$\\foo$.csv`` is parsed as mathematics and savefig raises
+    with plt.rc_context({"text.parse_math": False, "text.usetex": False}):
+        return _bar_chart(plt, results, title)
+
+
+def _bar_chart(plt, results, title):
     board = leaderboard(results).dropna(subset=["mean_test_score"])
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(board) + 1.8))
     names = board["embedder"].tolist()[::-1]

@@ -92,3 +92,32 @@ def test_html_page_renders_in_headless_chromium(tmp_path):
     shot = tool.screenshot(tmp_path / "leaderboard.html", tmp_path / "shot.png")
     non_white, blue = tool.check_picture(shot)
     assert non_white > 0.02 and blue > 0.002  # text drawn, and the chart's bars
+
+
+def test_user_text_with_dollar_signs_is_drawn_verbatim(tmp_path):
+    """A CSV named ``data$\\foo$.csv`` or a column ``price $_x^_$`` is not mathtext (issue 40)."""
+    from matplotlib.figure import Figure
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from skembed.model_selection._outputs import chart_png
+
+    frame, label = mixed_table(60)
+    frame = frame.rename(columns={"count": "price $_x^_$"})
+    results = ms.compare_embedders(frame, label, {"tf$_i^_$df": TfidfVectorizer()}, cv=2)
+    drawn = []
+    original = Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        drawn.extend(t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text")))
+        return original(fig, *args, **kwargs)
+
+    Figure.savefig = keep
+    try:
+        png = chart_png(results, "skembed compare — data$\\foo$.csv: price $_x^_$")
+    finally:
+        Figure.savefig = original
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "skembed compare — data$\\foo$.csv: price $_x^_$" in drawn
+    assert "tf$_i^_$df" in drawn
+    paths, failures = ms.write_outputs(results, str(tmp_path), title="data$\\foo$.csv")
+    assert failures == [] and any(p.endswith(".png") for p in paths)

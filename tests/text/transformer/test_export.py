@@ -212,21 +212,6 @@ def test_openvino_int8_fitted_on_two_short_documents_stays_close(monkeypatch):
     assert cos.mean() >= 0.99 and cos.min() >= 0.98, (cos.mean(), cos.min())
 
 
-def test_a_large_enough_calibration_sample_is_kept_as_is():
-    from skembed.text.transformer._calibration import builtin_calibration_texts
-    from skembed.text.transformer._calibration import calibration_sample as _calibration_sample
-
-    builtin = builtin_calibration_texts()
-    assert len(builtin) >= 32 and all(len(t.split()) >= 25 for t in builtin)
-    docs = [f"document {i} " + "word " * 40 for i in range(40)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert _calibration_sample(docs) == docs
-    with pytest.warns(UserWarning, match="31 distinct document"):
-        sample = _calibration_sample(docs[:31])
-    assert sample[:31] == docs[:31] and sample[31:] == builtin[: len(sample) - 31]
-
-
 def test_int8_warns_on_a_cpu_without_int8_dot_products(tiny_dir, monkeypatch):
     """On an AVX2-only EPYC openvino int8 ran at 0.83x sentence-transformers' float32 speed
     (its own float32 1.33x): fit now says so there, and only there."""

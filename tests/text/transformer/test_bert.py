@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pickle
-import pickletools
-import shutil
 
 import numpy as np
 import pytest
@@ -16,7 +14,6 @@ from _helpers import BERT_DOCS as DOCS  # noqa: E402
 from _helpers import build_tiny, hidden_states, save_tiny  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 
-from skembed.text.transformer import _loading as _hf  # noqa: E402
 from skembed.text.transformer._bert import BertPooledEmbedder  # noqa: E402
 from skembed.text.transformer._cache import EmbeddingCache  # noqa: E402
 
@@ -222,28 +219,6 @@ def test_pickle_without_weights_reloads_from_model_dir(tiny_dir):
     again = pickle.loads(blob)
     assert again.model_ is est.model_  # shared through the process-level weight cache
     np.testing.assert_array_equal(again.transform(DOCS), ref)
-
-
-def test_pickle_with_weights_is_self_contained(tiny, tiny_dir, tmp_path):
-    path = tmp_path / "model"
-    shutil.copytree(tiny_dir, path)
-    est = BertPooledEmbedder(
-        model=str(path), device="cpu", truncation="truncate", store_weights=True, n_jobs=1
-    ).fit(DOCS)
-    ref = est.transform(DOCS)
-    blob = pickle.dumps(est)
-    assert len(blob) > 3_900_000
-    # numpy arrays and bytes only: unpickling runs no torch code
-    globals_ = {arg for op, arg, _ in pickletools.genops(blob) if op.name == "SHORT_BINUNICODE"}
-    assert "torch_dtype" in globals_  # (a parameter name, not a module)
-    # (the string "torch" itself is the backend parameter's value; torch objects need torch.*)
-    assert not any(str(g).startswith("torch.") for g in globals_)
-    shutil.rmtree(path)
-    _hf.clear_model_cache()
-    again = pickle.loads(blob)
-    np.testing.assert_allclose(again.transform(DOCS), ref, atol=1e-6, rtol=0)
-    twice = pickle.loads(pickle.dumps(again))  # still self-contained
-    np.testing.assert_allclose(twice.transform(DOCS), ref, atol=1e-6, rtol=0)
 
 
 # ----------------------------------------------------------------------------- errors

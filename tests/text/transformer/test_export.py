@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pickle
-import threading
 import warnings
 
 import numpy as np
@@ -13,7 +12,6 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from _helpers import BERT_DOCS, build_tiny, minilm_dir, save_tiny  # noqa: E402
-from sklearn.base import clone  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 
 from skembed.text.transformer import _export as _export  # noqa: E402
@@ -303,40 +301,6 @@ def test_stale_temporary_exports_are_removed_by_the_next_export(tmp_path, monkey
     # once its builder is gone, the formerly locked one goes too
     removed = _export._remove_stale_temporaries(root, max_age=0)
     assert sorted(removed) == sorted([live.name, fresh.name])
-
-
-def test_clone_reuses_the_session_and_pickle_reloads_it(tiny_dir):
-    pytest.importorskip("onnxruntime")
-    est = make(tiny_dir, backend="onnx").fit(DOCS)
-    ref = est.transform(DOCS)
-    twin = clone(est).fit(DOCS)
-    assert twin._runner is est._runner  # one session per process
-    blob = pickle.dumps(est)
-    assert b"InferenceSession" not in blob and len(blob) < 200_000
-    with pytest.raises(TypeError, match="cannot be pickled"):
-        pickle.dumps(est._runner)
-    _runner.clear_runner_cache()
-    again = pickle.loads(blob)
-    assert again._runner is not None and again._runner is not est._runner
-    np.testing.assert_allclose(again.transform(DOCS), ref, atol=1e-6, rtol=0)
-
-
-def test_sessions_run_from_several_threads(tiny_dir):
-    pytest.importorskip("openvino")
-    est = make(tiny_dir, backend="openvino").fit(DOCS)
-    ref = est.transform(DOCS)
-    results = [None] * 3
-
-    def work(i):
-        results[i] = est.transform(DOCS)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for r in results:
-        np.testing.assert_array_equal(r, ref)
 
 
 # ------------------------------------------------------------------ errors

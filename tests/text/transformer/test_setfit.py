@@ -52,28 +52,6 @@ def cos_gap(E, y):
 
 
 # ----------------------------------------------------------------------------- pair sampling
-def test_pairs_follow_the_labels(tiny_dir):
-    est = make(tiny_dir, loss="cosine", n_pairs=1001)
-    y = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
-    est.target_type_ = "multiclass"
-    left, right, target = est._sample_pairs(y, np.random.RandomState(0))
-    assert len(left) == len(right) == 1001
-    assert target[:501].tolist() == [1.0] * 501 and target[501:].tolist() == [0.0] * 500
-    pos, neg = slice(0, 501), slice(501, None)
-    assert (y[left[pos]] == y[right[pos]]).all() and (left[pos] != right[pos]).all()
-    assert (y[left[neg]] != y[right[neg]]).all()
-    counts = np.bincount(left, minlength=len(y))  # anchors cycle through every row
-    assert counts.max() - counts.min() <= 1
-    # a positive is any other row of the class, uniformly: both partners of row 3's class
-    assert set(right[pos][left[pos] == 5]) == {6, 7, 8}
-
-
-def test_in_batch_pairs_are_all_positive(tiny_dir):
-    est = make(tiny_dir, loss="in_batch_negatives", n_pairs=50)
-    est.target_type_ = "binary"
-    y = np.array([0, 0, 1, 1, 1])
-    left, right, target = est._sample_pairs(y, np.random.RandomState(0))
-    assert (target == 1).all() and (y[left] == y[right]).all() and (left != right).all()
 
 
 def test_auto_loss_is_in_batch_negatives_for_classes_and_cosine_for_a_continuous_y(tiny_dir):
@@ -90,15 +68,6 @@ def test_auto_loss_is_in_batch_negatives_for_classes_and_cosine_for_a_continuous
     fitted = make(tiny_dir, n_pairs=16).fit(X, np.linspace(0, 1, len(X)))
     assert fitted.loss_ == "cosine"
     assert make(tiny_dir, n_pairs=16).fit(X, Y).loss_ == "in_batch_negatives"
-
-
-def test_regression_pairs_target_the_label_distance(tiny_dir):
-    est = make(tiny_dir, n_pairs=200)
-    est.target_type_ = "continuous"
-    y = np.array([0.0, 1.0, 2.0, 4.0])
-    left, right, target = est._sample_pairs(y, np.random.RandomState(0))
-    assert (left != right).all()
-    np.testing.assert_allclose(target, 1 - np.abs(y[left] - y[right]) / 4.0)
 
 
 # ----------------------------------------------------------------------------- fine-tuning

@@ -1,0 +1,24 @@
+"""The word2vec family's engines: FastText's input bags and the kernel's chunk statistics."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skembed.text.word2vec._engines import NumbaEngine, bag_rows
+
+
+def test_bag_rows_gathers_each_words_rows_from_the_csr_table():
+    # word 0 -> rows [0, 7], word 1 -> [1], word 2 -> [2, 8, 9]
+    indptr = np.array([0, 2, 3, 6], dtype=np.int64)
+    indices = np.array([0, 7, 1, 2, 8, 9], dtype=np.int32)
+    rows, offsets, sizes = bag_rows(np.array([2, 0, 2, 1]), indptr, indices)
+    assert rows.tolist() == [2, 8, 9, 0, 7, 2, 8, 9, 1] and rows.dtype == np.int64
+    assert offsets.tolist() == [0, 3, 5, 8] and sizes.tolist() == [3, 2, 3, 1]
+
+
+def test_chunk_result_sums_the_slices_and_reports_divergence_as_nan():
+    stats = np.array([[1.5, 10, 0], [2.0, 5, 0]])
+    assert NumbaEngine._chunk_result(stats) == (3.5, 15.0)
+    stats[1, 2] = 1  # one slice diverged
+    loss, n = NumbaEngine._chunk_result(stats)
+    assert np.isnan(loss) and n == 0.0

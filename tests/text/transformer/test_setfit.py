@@ -241,17 +241,6 @@ def test_bad_targets_are_clear_errors(tiny_dir, y, match):
     assert not hasattr(est, "device_")
 
 
-def test_cross_fit_class_sizes_by_hand():
-    from skembed.utils._targets import check_cross_fit_classes
-
-    # 3 per class: each inner fit of cv=3 keeps 2, of cv=2 only 1 (3 - ceil(3 / 2))
-    check_cross_fit_classes(np.array([0, 0, 0, 1, 1, 1]), 3, min_per_class=2, estimator="E")
-    with pytest.raises(ValueError, match=r"class\(es\) \['a', 'b'\].*at least 4 documents per"):
-        check_cross_fit_classes(
-            np.array([0, 0, 0, 1, 1, 1]), 2, min_per_class=2, estimator="E", classes=["a", "b"]
-        )
-
-
 def test_cross_fitting_a_too_small_class_fails_before_any_fine_tuning(tiny_dir):
     y = np.array(["a", "b", "c", "a", "b", "c", "a", "b", "a", "b"])  # "c" has 2 documents
     X10 = (list(X) * 2)[:10]

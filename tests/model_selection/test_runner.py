@@ -1,0 +1,65 @@
+"""The cross-validation runner: held-out reconstruction error, fold tasks that fail."""
+
+import numpy as np
+import pytest
+from sklearn.model_selection import StratifiedKFold
+
+from skembed.model_selection import compare_embedders, format_leaderboard, leaderboard
+from skembed.model_selection._runner import _fold_task, _reconstruction_error
+
+pd = pytest.importorskip("pandas")
+
+
+def test_reconstruction_error_is_zero_for_the_raw_features_and_nan_when_undefined():
+    from sklearn.decomposition import PCA
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.pipeline import make_pipeline
+
+    from skembed.tabular import TabularPreprocessor
+
+    X = pd.DataFrame({"a": [1.0, 2.0, 4.0, 7.0], "b": [0.5, -1.0, 3.0, 2.0]})
+    assert _reconstruction_error(TabularPreprocessor().fit(X), X) == 0.0
+    full = make_pipeline(TabularPreprocessor(), PCA(2)).fit(X)  # full rank: nothing is lost
+    assert _reconstruction_error(full, X) == pytest.approx(0.0, abs=1e-12)
+    assert np.isnan(_reconstruction_error(TfidfVectorizer(), X))
+
+
+def test_a_fold_whose_fit_raises_a_value_error_reports_it():
+    class Refuses:
+        def get_params(self, deep=True):
+            return {}
+
+        def set_params(self, **params):
+            return self
+
+        def fit_transform(self, X, y=None):
+            raise ValueError("width above the vocabulary")
+
+    X, y = np.zeros((4, 1)), np.array([0, 1, 0, 1])
+    out = _fold_task(Refuses(), X, y, np.arange(2), np.arange(2, 4), None, "text", 1)
+    assert out == {"error": "ValueError: width above the vocabulary"}
+
+
+def test_tabular_mode_on_penguins_with_cross_validated_reconstruction_error():
+    from sklearn.decomposition import PCA
+
+    from skembed.datasets import load_penguins
+    from skembed.tabular._preprocess import TabularPreprocessor
+
+    frame = load_penguins()
+    X, y = frame.drop(columns="species"), frame["species"]
+    results = compare_embedders(X, y, ["raw", "pca"], cv=3, n_components=2)
+    by = leaderboard(results).set_index("embedder")
+    assert by.loc["raw", "mean_test_score"] > 0.97
+    assert by.loc["raw", "mean_reconstruction_error"] == 0.0
+    assert by.loc["pca", "n_features_out"] == 2
+    assert 0.7 < by.loc["pca", "mean_test_score"] < by.loc["raw", "mean_test_score"]
+    # PCA's error: held-out MSE in the Scaler+OneHot space, averaged over the same folds
+    errors = []
+    for train, test in StratifiedKFold(3, shuffle=True, random_state=0).split(X, y):
+        pre = TabularPreprocessor().fit(X.iloc[train])
+        pca = PCA(2, random_state=0).fit(pre.transform(X.iloc[train]))
+        P = pre.transform(X.iloc[test])
+        errors.append(np.mean((pca.inverse_transform(pca.transform(P)) - P) ** 2))
+    assert by.loc["pca", "mean_reconstruction_error"] == pytest.approx(np.mean(errors), rel=1e-5)
+    assert "recon err" in format_leaderboard(results)

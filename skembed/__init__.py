@@ -4,6 +4,7 @@ Importing skembed does not import torch or transformers; the estimators that
 compute with them import them in ``fit``.
 """
 
+from .compression import EmbeddingQuantizer, EmbeddingTruncator
 from .keyedvectors import KeyedVectors
 from .preprocessing import LabelEmbedder, OneHotEmbedder, ScalerEmbedder
 from .tabular import AutoencoderEmbedder, EntityEmbedder, TabularPreprocessor, VAEEmbedder
@@ -29,6 +30,8 @@ __all__ = [
     "BertPooledEmbedder",
     "DaskCorpus",
     "Doc2VecTransformer",
+    "EmbeddingQuantizer",
+    "EmbeddingTruncator",
     "EntityEmbedder",
     "FastTextKeyedVectors",
     "FastTextTransformer",

@@ -124,6 +124,18 @@ REGISTRY = {
     ),
     "OneHotEmbedder": ({}, "categorical", {}, {}),
     "LabelEmbedder": ({}, "categorical", {}, {}),
+    "EmbeddingTruncator": (
+        {"truncate_dim": 2, "random_state": 0},
+        "numeric",
+        {"method": ["pca", "prefix"]},
+        {},
+    ),
+    "EmbeddingQuantizer": (
+        {"precision": "int8"},
+        "numeric",
+        {"precision": ["int8", "binary"]},
+        {},
+    ),
     "ScalerEmbedder": (
         {},
         "numeric",
@@ -274,7 +286,7 @@ def test_fit_returns_self_and_output_shape(name, fitted_cache):
     assert out.shape[0] == len(X)
     assert len(est.get_feature_names_out()) == out.shape[1]
     assert np.isfinite(out).all()
-    if kind in ("text", "numeric") and name != "ScalerEmbedder":
+    if kind in ("text", "numeric") and name not in ("ScalerEmbedder", "EmbeddingQuantizer"):
         assert out.dtype == np.float32
 
 

@@ -1,0 +1,197 @@
+"""EmbeddingQuantizer: 8 bits (calibrated ranges) or 1 bit per dimension of a dense embedding."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..utils._schema import Array, CheckedStateMixin, Number
+
+_EIGHT_BIT = ("int8", "uint8")
+
+
+def _check_finite(X, where):
+    """Refuse NaN or inf, naming the first column and row that hold one."""
+    bad = ~np.isfinite(X)
+    if bad.any():
+        row, col = map(int, np.argwhere(bad)[0])
+        raise ValueError(
+            f"{where}: column {col} holds {X[row, col]} at row {row} ({int(bad.sum())} "
+            "NaN or inf values in all). A quantizer maps a finite range onto codes: "
+            "impute or drop these rows first."
+        )
+
+
+class EmbeddingQuantizer(
+    CheckedStateMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
+    """Store a dense embedding in 8 bits or 1 bit per dimension.
+
+    The semantics of sentence-transformers' ``quantize_embeddings`` (Shakir,
+    Aarsen and Lee, 2024, "Binary and Scalar Embedding Quantization"), as an
+    estimator whose ``fit`` is the calibration:
+
+    - ``"int8"``/``"uint8"``: ``fit`` records each dimension's range
+      ``[lo, hi]`` on the training embeddings (``ranges_``); ``transform``
+      maps ``x`` to ``floor((x - lo) / ((hi - lo) / 255))`` clipped to
+      ``[0, 255]`` (minus 128 for int8), with the ranges in float32 as
+      sentence-transformers (6.x) computes them.
+    - ``"binary"``/``"ubinary"``: one bit per dimension, ``x > 0``, packed
+      eight to a byte (``numpy.packbits`` along each row; ``"binary"``
+      stores each byte minus 128 as int8, ``"ubinary"`` as uint8).
+
+    Parameters
+    ----------
+    precision : {"int8", "uint8", "binary", "ubinary"}, default="int8"
+        Bits and signedness of the codes.
+    pack : bool, default=True
+        Binary precisions only: ``True`` packs eight bits to a byte (the
+        stored form, ``ceil(n_features / 8)`` bytes per row); ``False``
+        returns one 0/1 value per dimension (uint8), for a downstream model
+        that reads the bits.
+
+    Attributes
+    ----------
+    ranges_ : ndarray of shape (2, n_features), dtype float32, or None
+        Per dimension, the minimum and maximum seen in ``fit`` (8-bit precisions).
+    bytes_per_row_ : int
+        Bytes one row takes when stored: ``n_features`` (8-bit) or
+        ``ceil(n_features / 8)`` (binary), against ``4 * n_features`` as float32.
+    n_features_in_ : int
+        Width of the embedding seen in ``fit``.
+
+    See Also
+    --------
+    EmbeddingTruncator : keep fewer dimensions first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skembed import EmbeddingQuantizer
+    >>> X = np.array([[0.0, -255.0], [255.0, 255.0], [100.0, 0.0]])
+    >>> EmbeddingQuantizer("uint8").fit_transform(X)
+    array([[  0,   0],
+           [255, 255],
+           [100, 127]], dtype=uint8)
+    >>> EmbeddingQuantizer("ubinary", pack=False).fit_transform(X)
+    array([[0, 0],
+           [1, 1],
+           [1, 0]], dtype=uint8)
+    >>> EmbeddingQuantizer("ubinary").fit(X).bytes_per_row_
+    1
+    """
+
+    _state_schema = {
+        "ranges_": Array("f", (2, "D"), finite=True, optional=True),
+        "bytes_per_row_": Number(low=1),
+        "n_features_in_": Number(low=1, size="D"),
+    }
+    _parameter_constraints: dict = {
+        "precision": [StrOptions({"int8", "uint8", "binary", "ubinary"})],
+        "pack": ["boolean"],
+    }
+
+    def __init__(self, precision="int8", *, pack=True):
+        self.precision = precision
+        self.pack = pack
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Calibrate: record each dimension's range (8-bit precisions).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Dense, finite embeddings (the calibration rows).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : EmbeddingQuantizer
+
+        Raises
+        ------
+        ValueError
+            If ``X`` holds NaN or inf (the column and row are named), or, for
+            int8/uint8, a dimension is constant on the calibration rows (its
+            range is empty, so no code step exists).
+        """
+        X = validate_data(self, X, dtype=[np.float64, np.float32], ensure_all_finite=False)
+        _check_finite(X, "EmbeddingQuantizer.fit")
+        d = X.shape[1]
+        self.ranges_ = None
+        if self.precision in _EIGHT_BIT:
+            lo, hi = X.min(axis=0), X.max(axis=0)
+            constant = np.flatnonzero(hi == lo)
+            if constant.size:
+                raise ValueError(
+                    f"EmbeddingQuantizer.fit: column(s) {constant[:10].tolist()} are constant "
+                    f"on the {X.shape[0]} calibration rows ({constant.size} in all), so "
+                    f"{self.precision} has no range to divide. Calibrate on more varied rows, "
+                    "drop the constant dimensions, or use precision='binary'."
+                )
+            self.ranges_ = np.vstack([lo, hi]).astype(np.float32)
+            self.bytes_per_row_ = d
+        else:
+            self.bytes_per_row_ = -(-d // 8)
+        return self
+
+    def transform(self, X):
+        """The codes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Dense, finite embeddings of the width seen in ``fit``.
+
+        Returns
+        -------
+        codes : ndarray of shape (n_rows, n_features) or (n_rows, ceil(n_features / 8))
+            int8 (``"int8"``, ``"binary"`` packed) or uint8; the second shape
+            for packed binary precisions.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` holds NaN or inf.
+        """
+        check_is_fitted(self, "bytes_per_row_")
+        X = validate_data(
+            self, X, dtype=[np.float64, np.float32], ensure_all_finite=False, reset=False
+        )
+        _check_finite(X, "EmbeddingQuantizer.transform")
+        if self.precision in _EIGHT_BIT:
+            starts = self.ranges_[0]
+            steps = (self.ranges_[1] - self.ranges_[0]) / 255
+            codes = np.clip(np.floor((X - starts) / steps), 0.0, 255.0)
+            if self.precision == "int8":
+                return (codes - 128).astype(np.int8)
+            return codes.astype(np.uint8)
+        bits = X > 0
+        if not self.pack:
+            return bits.astype(np.uint8)
+        packed = np.packbits(bits, axis=1)
+        return (
+            (packed.astype(np.int16) - 128).astype(np.int8)
+            if self.precision == "binary"
+            else packed
+        )
+
+    @property
+    def _n_features_out(self):
+        if self.precision in _EIGHT_BIT or not self.pack:
+            return self.n_features_in_
+        return self.bytes_per_row_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = []
+        return tags

@@ -19,6 +19,35 @@ from sklearn.feature_extraction.text import CountVectorizer
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 
 
+def effective_window(window, longest):
+    """``window`` clipped to the longest document (at least 1).
+
+    A context word is never further from its centre than its document is long,
+    so a larger window adds no pair; it only sizes buffers: ``window=10**9``
+    asked the co-occurrence counts for 969 GiB and the word2vec engines for
+    ``2 * window`` context slots. Every windowed estimator (Word2Vec, FastText,
+    Doc2Vec, GloVe, PPMI) clips its window here.
+
+    Parameters
+    ----------
+    window : int
+        The ``window`` parameter, at least 1.
+    longest : int
+        Tokens in the longest document (or piece) of the corpus.
+
+    Returns
+    -------
+    window : int
+        ``max(1, min(window, longest))``.
+
+    Examples
+    --------
+    >>> effective_window(10**9, 12), effective_window(5, 12), effective_window(5, 0)
+    (12, 5, 1)
+    """
+    return int(max(1, min(int(window), int(longest))))
+
+
 class _Preprocessor:
     """Lowercase ``str`` documents; leave pre-tokenized ones untouched (picklable)."""
 

@@ -18,10 +18,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._analyzer import effective_window
+
 WEIGHTINGS = ("harmonic", "uniform", "linear")
 
 
-def distance_weights(window, weighting="harmonic"):
+def distance_weights(window, weighting="harmonic", reach=None):
     """Weight of a context at distance ``d = 1..window``.
 
     Parameters
@@ -34,10 +36,13 @@ def distance_weights(window, weighting="harmonic"):
         ``"linear"``: ``(window - d + 1) / window``, the expected weight of
         word2vec's dynamic window (a window size drawn uniformly in
         ``1..window``), as in Levy, Goldberg & Dagan (2015).
+    reach : int or None, default=None
+        Only the first ``min(window, reach)`` distances (a window longer than
+        every document is clipped to it without changing any weight).
 
     Returns
     -------
-    weights : numpy.ndarray of shape (window,), dtype float64
+    weights : numpy.ndarray of shape (min(window, reach),), dtype float64
         ``weights[d - 1]`` is the weight at distance ``d``.
 
     Raises
@@ -45,7 +50,7 @@ def distance_weights(window, weighting="harmonic"):
     ValueError
         If ``weighting`` is not one of the options.
     """
-    d = np.arange(1, window + 1, dtype=np.float64)
+    d = np.arange(1, min(window, window if reach is None else reach) + 1, dtype=np.float64)
     if weighting == "harmonic":
         return 1.0 / d
     if weighting == "uniform":
@@ -190,8 +195,6 @@ def cooccurrence_matrix(
     n_words = int(n_words)
     if n_words < 1:
         raise ValueError(f"n_words must be at least 1, got {n_words}.")
-    if float(n_words) ** 2 * window >= 2.0**63:
-        raise ValueError(f"n_words={n_words} is too large for int64 pair keys.")
     ids = np.asarray(ids)
     if ids.dtype.kind not in "iu":
         ids = ids.astype(np.int64)  # e.g. an empty float array
@@ -205,7 +208,13 @@ def cooccurrence_matrix(
         raise ValueError("offsets must be non-decreasing.")
     if n_tokens and (ids.min() < 0 or ids.max() >= n_words):
         raise ValueError(f"word ids must lie in [0, {n_words}).")
-    weights = distance_weights(window, weighting)
+    # no pair lies further apart than the longest document: window=10**9 asked for 969 GiB
+    longest = int(np.diff(offsets).max()) if offsets.size > 1 else 0
+    reach = effective_window(window, longest)
+    weights = distance_weights(window, weighting, reach=reach)
+    window = reach
+    if float(n_words) ** 2 * window >= 2.0**63:
+        raise ValueError(f"n_words={n_words} is too large for int64 pair keys.")
     chunk_tokens = max(int(chunk_tokens), 1)
     keys = np.zeros(0, np.int64)
     vals = np.zeros(0, np.float64)

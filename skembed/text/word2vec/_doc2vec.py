@@ -409,7 +409,7 @@ class Doc2VecTransformer(
             n_words = len(index_to_key)
             # word rows, then document rows: one input matrix (see kernels/doc2vec.py)
             syn0 = self._init_input_matrix(n_words + len(keys), rng)
-            self.window_ = effective_window(self.window, corpus)
+            self.window_ = effective_window(self.window, corpus.max_length)
             self.vocabulary_ = {w: i for i, w in enumerate(index_to_key)}
             self.word_counts_ = counts
             n_raw = int(corpus.counts.sum())

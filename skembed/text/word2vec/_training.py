@@ -57,6 +57,7 @@ import scipy.sparse as sp
 from ...exceptions import diverged
 from ...utils._seeding import mix_seed
 from ...utils._training import run_epochs
+from .._analyzer import effective_window  # re-exported: the shared window clip
 
 __all__ = [
     "CHUNK_TOKENS",
@@ -263,26 +264,6 @@ class EncodedCorpus:
         if self._file is not None:
             self._file.close()
             self._file = None
-
-
-def effective_window(window, corpus):
-    """``window`` clipped to the longest piece of ``corpus`` (at least 1).
-
-    A context word is never further from its centre than the piece is long, so a
-    larger window changes nothing but the draw of the effective window (uniform in
-    ``1..window``) and the memory the engines size for ``2 * window`` context words:
-    ``window=10**9`` trains exactly as ``window=corpus.max_length``.
-
-    Parameters
-    ----------
-    window : int
-    corpus : EncodedCorpus
-
-    Returns
-    -------
-    window : int
-    """
-    return int(max(1, min(int(window), corpus.max_length)))
 
 
 def chunk_seed(seed, epoch, chunk):

@@ -434,7 +434,7 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
                 syn0 = self._init_input_matrix(len(index_to_key), np.random.default_rng(seed))
             config = self._kernel_config(
                 counts,
-                effective_window(self.window, corpus),
+                effective_window(self.window, corpus.max_length),
                 sg=self.sg,
                 shared_negatives=self.shared_negatives,
                 sync_tokens=0 if self.lock_free else SYNC_TOKENS,

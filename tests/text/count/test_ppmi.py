@@ -115,3 +115,24 @@ def test_context_smoothing_changes_the_context_distribution():
     assert smooth[0, 2] == pytest.approx(max(np.log((1 / N) / (row[0] / N * p_c[2])), 0))
     assert plain[0, 2] == pytest.approx(max(np.log((1 / N) / (row[0] / N * col[2] / N)), 0))
     assert plain[0, 2] > 0 and smooth[0, 2] < plain[0, 2]
+
+
+def test_huge_window_is_clipped_to_the_longest_document():
+    """window=10**9 asked for 969 GiB (issue 40): clipped, with each distance's weight unchanged."""
+    import tracemalloc
+
+    from skembed.text.count._cooccurrence import cooccurrence_matrix
+
+    docs = ["the cat sat on the mat", "a dog ran far", "the bird"]
+    tracemalloc.start()
+    huge = PPMIEmbedder(n_components=2, window=10**7, random_state=0).fit(docs)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    exact = PPMIEmbedder(n_components=2, window=6, random_state=0).fit(docs)
+    assert peak < 20e6
+    np.testing.assert_allclose(huge.transform(docs), exact.transform(docs))
+    # "linear" weights (window - d + 1) / window keep the given window: d=1 in window 10**7
+    X = cooccurrence_matrix(np.array([0, 1]), np.array([0, 2]), 2, 10**7, weighting="linear")
+    assert X[0, 1] == 1.0
+    X = cooccurrence_matrix(np.array([0, 1, 2]), np.array([0, 3]), 3, 10**7, weighting="linear")
+    assert X[0, 2] == (10**7 - 1) / 10**7

@@ -43,7 +43,13 @@ from ._inputs import DATASETS, load_compare_data
 from ._outputs import write_outputs
 from ._persistence import load_pipeline, save_pipeline
 from ._registry import EMBEDDERS, EmbedderSpec, default_embedders
-from ._report import format_leaderboard, leaderboard
+from ._report import (
+    best_within_budget,
+    format_leaderboard,
+    leaderboard,
+    pareto_front,
+    parse_budget,
+)
 from ._task import check_regression_data, infer_task
 
 __all__ = [
@@ -53,6 +59,7 @@ __all__ = [
     "DOWNSTREAM_DESCRIPTION",
     "EMBEDDERS",
     "EmbedderSpec",
+    "best_within_budget",
     "check_classification_data",
     "check_regression_data",
     "compare_embedders",
@@ -68,6 +75,8 @@ __all__ = [
     "load_compare_data",
     "load_pipeline",
     "other_columns_transformer",
+    "pareto_front",
+    "parse_budget",
     "prepare_frame",
     "save_pipeline",
     "table_embedder",

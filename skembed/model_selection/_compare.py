@@ -120,6 +120,9 @@ def _records(chosen, tasks, outcomes, X, folds, task, verbose, scoring, roles):
                     transform_rows_per_s=float(rate),
                     n_features_out=int(fold_outs[-1]["n_features_out"]),
                     mean_reconstruction_error=float(np.mean(recon)) if recon else float("nan"),
+                    fit_peak_memory_mb=float(np.max([o["peak_mb"] for o in fold_outs])),
+                    pipeline_size_mb=float(fold_outs[0]["size_mb"]),
+                    sparse_output=bool(fold_outs[-1]["sparse"]),
                 )
                 records.append(rec)
                 if verbose >= 2:
@@ -164,6 +167,7 @@ def _failed_as_nan(tasks, outcomes, task):
                 stacklevel=3,
             )
             outcome = dict(embed_s=nan, downstream_s=nan, transform_s=nan, recon=None)
+            outcome.update(peak_mb=nan, size_mb=nan, sparse=False)
             outcome.update(
                 n_features_out=0, per_value={v: dict(test=nan, fit=nan, score=nan) for v in values}
             )
@@ -275,7 +279,11 @@ def compare_embedders(
         training fold), ``mean_score_time`` — and ``embedder``,
         ``description``, ``mean_embed_fit_time`` and
         ``mean_downstream_fit_time`` (the two shares of ``mean_fit_time``),
-        ``transform_rows_per_s``, ``n_features_out``,
+        ``transform_rows_per_s`` (held-out rows, no embedding cache),
+        ``n_features_out``, ``fit_peak_memory_mb`` (the largest rise of the
+        process's resident memory during one fold's embedder fit; Linux, NaN
+        elsewhere), ``pipeline_size_mb`` (the first fold's fitted embedder
+        and downstream model, pickled), ``sparse_output``,
         ``mean_reconstruction_error`` (tabular embedders; NaN otherwise),
         ``scoring``, ``task`` and ``downstream``. ``results.attrs`` holds
         ``downstream``, ``task``, ``reference`` (the majority-class rate, or

@@ -12,12 +12,13 @@ import textwrap
 import numpy as np
 
 from ._columns import ROLES
-from ._report import leaderboard, reference_line
+from ._report import leaderboard, pareto_front, reference_line
 
 
 def _board(results):
     board = leaderboard(results)
     board.insert(0, "rank", np.arange(1, len(board) + 1))
+    board["pareto"] = pareto_front(board)
     return board[[c for c in board.columns if not c.startswith("split")]]
 
 
@@ -38,6 +39,59 @@ def chart_png(results, title=""):
     # a name such as ``data$\\foo$.csv`` is parsed as mathematics and savefig raises
     with plt.rc_context({"text.parse_math": False, "text.usetex": False}):
         return _bar_chart(plt, results, title)
+
+
+def pareto_png(results, title=""):
+    """Score against transform speed (log axis), the Pareto front marked (PNG bytes), or ``None``.
+
+    One point per embedder (its best candidate): held-out rows per second
+    without cache on a log x axis, the cross-validated score on the y axis;
+    the rows no other row beats on both (:func:`pareto_front`) are joined by
+    a step line and labelled in bold. ``None`` without matplotlib.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    with plt.rc_context({"text.parse_math": False, "text.usetex": False}):
+        return _pareto_chart(plt, results, title)
+
+
+def _pareto_chart(plt, results, title):
+    board = leaderboard(results).dropna(subset=["mean_test_score", "transform_rows_per_s"])
+    board = board[board["transform_rows_per_s"] > 0].reset_index(drop=True)
+    front = pareto_front(board)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    speed = board["transform_rows_per_s"].to_numpy(dtype=float)
+    score = board["mean_test_score"].to_numpy(dtype=float)
+    ax.scatter(speed[~front], score[~front], color="tab:gray", label="dominated")
+    ax.scatter(speed[front], score[front], color="tab:orange", zorder=3, label="Pareto front")
+    order = np.argsort(speed[front])
+    ax.step(speed[front][order], score[front][order], where="post", color="tab:orange", lw=1)
+    for name, x, y, on in zip(board["embedder"], speed, score, front, strict=True):
+        ax.annotate(
+            str(name),
+            (x, y),
+            textcoords="offset points",
+            xytext=(4, 4),
+            fontsize=8,
+            fontweight="bold" if on else "normal",
+        )
+    ax.set_xscale("log")
+    scoring = board["scoring"].iloc[0] if len(board) else ""
+    ax.set_xlabel("transform speed: held-out rows per second, no cache (log scale)")
+    ax.set_ylabel(f"cross-validated {scoring}")
+    ax.set_title("\n".join(textwrap.wrap(title, 80)), fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    return buf.getvalue()
 
 
 def _bar_chart(plt, results, title):
@@ -78,7 +132,7 @@ th{text-align:left;background:#f3f3f3}td.num{text-align:right;font-variant-numer
 code{background:#f3f3f3;padding:.1em .3em}dt{font-weight:bold}img{max-width:100%}"""
 
 
-def leaderboard_html(results, title="", command=None, png=None):
+def leaderboard_html(results, title="", command=None, png=None, pareto=None):
     """The leaderboard as one self-contained HTML page (no external file or script).
 
     Parameters
@@ -91,12 +145,15 @@ def leaderboard_html(results, title="", command=None, png=None):
         The command that produced it, shown verbatim.
     png : bytes or None, default=None
         The chart (:func:`chart_png`), inlined as a ``data:`` URI.
+    pareto : bytes or None, default=None
+        The score-against-speed chart (:func:`pareto_png`), inlined the same way.
 
     Returns
     -------
     page : str
         The table (rank, embedder, score, width, fit seconds and their
-        embedder/downstream shares, rows/s, best parameters), the chart, the
+        embedder/downstream shares, rows/s, peak memory and size in MB, a
+        mark on the Pareto front, best parameters), the two charts, the
         reference score, the column roles, the task and downstream model, and the command.
     """
     board = _board(results)
@@ -112,6 +169,9 @@ def leaderboard_html(results, title="", command=None, png=None):
         ("mean_embed_fit_time", "embedder s", "{:.2f}"),
         ("mean_downstream_fit_time", "downstream s", "{:.2f}"),
         ("transform_rows_per_s", "rows/s", "{:.0f}"),
+        ("fit_peak_memory_mb", "peak MB", "{:.1f}"),
+        ("pipeline_size_mb", "size MB", "{:.2f}"),
+        ("pareto", "Pareto", "{}"),
     ]
     head = "".join(f"<th>{esc(label)}</th>" for _, label, _ in cols)
     head += "<th>best params</th><th>description</th>"
@@ -121,6 +181,7 @@ def leaderboard_html(results, title="", command=None, png=None):
         for key, _, fmt in cols:
             value = r.get(key)
             text = "-" if value is None or value != value else fmt.format(value)
+            text = ("yes" if value else "") if key == "pareto" else text
             cls = ' class="num"' if fmt != "{}" or key in ("rank", "n_features_out") else ""
             cells.append(f"<td{cls}>{esc(text)}</td>")
         cells.append(f"<td><code>{esc(json.dumps(r['params'], default=str))}</code></td>")
@@ -145,6 +206,12 @@ def leaderboard_html(results, title="", command=None, png=None):
     if png:
         data = base64.b64encode(png).decode("ascii")
         chart = f'<p><img alt="leaderboard chart" src="data:image/png;base64,{data}"></p>'
+    if pareto:
+        data = base64.b64encode(pareto).decode("ascii")
+        chart += (
+            '<p><img id="pareto" alt="Pareto chart: score against transform speed" '
+            f'src="data:image/png;base64,{data}"></p>'
+        )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{esc(title or 'skembed compare')}</title><style>{_CSS}</style></head><body>"
@@ -168,7 +235,8 @@ def write_outputs(results, output_dir, stem="leaderboard", title="", command=Non
         Created if needed.
     stem : str, default="leaderboard"
         ``<stem>.csv``/``.json``/``.png``/``.html`` hold one row per embedder
-        (its best candidate), ``<stem>_cv_results.csv`` every candidate.
+        (its best candidate), ``<stem>_pareto.png`` the score against the
+        transform speed, ``<stem>_cv_results.csv`` every candidate.
     title : str, default=""
         The chart's and the HTML page's title.
     command : str or None, default=None
@@ -223,7 +291,15 @@ def write_outputs(results, output_dir, stem="leaderboard", title="", command=Non
                 fh.write(png)
 
         write(f"{stem}.png", dump_png)
-    page = leaderboard_html(results, title, command, png)
+    pareto = pareto_png(results, title)
+    if pareto is not None:
+
+        def dump_pareto(path):
+            with open(path, "wb") as fh:
+                fh.write(pareto)
+
+        write(f"{stem}_pareto.png", dump_pareto)
+    page = leaderboard_html(results, title, command, png, pareto)
 
     def dump_html(path):
         with open(path, "w", encoding="utf-8") as fh:

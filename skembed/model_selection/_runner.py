@@ -13,6 +13,64 @@ from ._data import _n_rows, _take
 from ._downstream import _downstream_path
 
 _CACHE_FREE_FIT, _CACHE_FREE_TIMED = 50, 200
+_MB = 1024 * 1024
+
+
+def _rss_kb(field):
+    """``VmRSS``/``VmHWM`` of this process in kB from ``/proc/self/status`` (Linux), or None."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _reset_peak():
+    """Reset the process's peak RSS (``VmHWM``) and return the current RSS in kB, or None.
+
+    Writing ``5`` to ``/proc/self/clear_refs`` (Linux >= 4.0) resets the
+    high-water mark at no cost, so the peak of one fit is its own: unlike
+    ``tracemalloc`` it sees torch's and numba's allocations and does not slow
+    Python down.
+    """
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        return None
+    return _rss_kb("VmRSS")
+
+
+def _peak_mb(baseline_kb):
+    """Peak RSS above ``baseline_kb`` since :func:`_reset_peak`, in MB (NaN if unknown)."""
+    peak = _rss_kb("VmHWM") if baseline_kb is not None else None
+    return float("nan") if peak is None else max(peak - baseline_kb, 0) / 1024
+
+
+class _ByteCounter:
+    """A file-like sink that counts what ``pickle.dump`` writes into it."""
+
+    def __init__(self):
+        self.n = 0
+
+    def write(self, data):
+        self.n += len(memoryview(data).cast("B"))
+        return len(data)
+
+
+def _size_mb(*objects):
+    """Size of ``objects`` pickled (protocol 5, as joblib and skops store arrays), in MB."""
+    import pickle
+
+    sink = _ByteCounter()
+    try:
+        pickle.dump(objects, sink, protocol=5)
+    except Exception:  # an object that cannot be pickled has no size on disk to report
+        return float("nan")
+    return sink.n / _MB
 
 
 def _reconstruction_error(embedder, X):
@@ -51,12 +109,16 @@ def _cache_free_rate(embedder, X_train, X_test):
     return _n_rows(sample) / max(time.perf_counter() - t0, 1e-9)
 
 
-def _fold_task(est, X, y, train, test, scorer, kind, n_jobs, task="classification"):
+def _fold_task(
+    est, X, y, train, test, scorer, kind, n_jobs, task="classification", measure_size=False
+):
     """Fit ``est`` on one training fold and score every downstream value on its test fold.
 
     The downstream models of all values (``C`` or ``alpha``) are one path
     fitted on the fold's embedding (:func:`_downstream_path`), single-threaded.
     Runs in this process or in a Dask worker (then limited to the worker's threads).
+    Also measures the fit's peak memory (RSS above the start, Linux) and, with
+    ``measure_size``, the fitted pipeline's pickled size.
     """
     from sklearn.base import clone
 
@@ -71,12 +133,14 @@ def _fold_task(est, X, y, train, test, scorer, kind, n_jobs, task="classificatio
         warnings.simplefilter("ignore", UserWarning)  # unseen categories/words in CV folds
         X_tr, X_te, y_tr, y_te = _take(X, train), _take(X, test), y[train], y[test]
         fold_est = clone(est)
+        baseline = _reset_peak()
         t0 = time.perf_counter()
         try:
             Xt_tr = fold_est.fit_transform(X_tr, y_tr)
         except ValueError as exc:  # e.g. a width above a short column's vocabulary
             return {"error": f"{type(exc).__name__}: {exc}"}
         embed_s = time.perf_counter() - t0
+        peak_mb = _peak_mb(baseline)
         t0 = time.perf_counter()
         Xt_te = fold_est.transform(X_te)
         transform_s = time.perf_counter() - t0
@@ -92,7 +156,11 @@ def _fold_task(est, X, y, train, test, scorer, kind, n_jobs, task="classificatio
                 "fit": embed_s + down_s,
             }
         recon = _reconstruction_error(fold_est, X_te) if kind == "tabular" else None
+        size_mb = _size_mb(fold_est, scaler, path[0][1]) if measure_size else float("nan")
     return {
+        "peak_mb": peak_mb,
+        "size_mb": size_mb,
+        "sparse": hasattr(Xt_tr, "tocsr"),
         "embed_s": embed_s,
         "downstream_s": down_s,
         "transform_s": transform_s,
@@ -116,7 +184,7 @@ def _run_fold_tasks(tasks, X, y, folds, scorer, kind, n_jobs, scheduler, task="c
     if scheduler is None:
         with limit_threads(n_jobs):
             return [
-                _fold_task(est, X, y, *folds[k], scorer, kind, n_jobs, task)
+                _fold_task(est, X, y, *folds[k], scorer, kind, n_jobs, task, k == 0)
                 for _, est, _, k in tasks
             ]
     from ..dask import connect
@@ -131,7 +199,9 @@ def _run_fold_tasks(tasks, X, y, folds, scorer, kind, n_jobs, scheduler, task="c
         y_ref = client.submit(_identity, y, pure=False)
         futures = [
             client.submit(
-                _fold_task, est, X_ref, y_ref, *folds[k], scorer, kind, n_jobs, task, pure=False
+                _fold_task,
+                *(est, X_ref, y_ref, *folds[k], scorer, kind, n_jobs, task, k == 0),
+                pure=False,
             )
             for _, est, _, k in tasks
         ]

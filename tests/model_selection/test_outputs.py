@@ -121,3 +121,60 @@ def test_user_text_with_dollar_signs_is_drawn_verbatim(tmp_path):
     assert "tf$_i^_$df" in drawn
     paths, failures = ms.write_outputs(results, str(tmp_path), title="data$\\foo$.csv")
     assert failures == [] and any(p.endswith(".png") for p in paths)
+
+
+def test_pareto_chart_marks_the_front_and_is_written():
+    from matplotlib.figure import Figure
+
+    from skembed.model_selection._outputs import pareto_png
+
+    frame, label = mixed_table(60)
+    results = ms.compare_embedders(frame, label, ["tfidf", "none"], cv=2)
+    kept = []
+    original = Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        kept.append(fig)
+        return original(fig, *args, **kwargs)
+
+    Figure.savefig = keep
+    try:
+        png = pareto_png(results, "t")
+    finally:
+        Figure.savefig = original
+    assert png.startswith(b"\x89PNG")
+    ax = kept[0].axes[0]
+    assert ax.get_xscale() == "log" and "rows per second" in ax.get_xlabel()
+    board = ms.leaderboard(results)
+    front = ms.pareto_front(board)
+    labels = {t.get_text(): t.get_fontweight() for t in ax.texts}
+    for name, on in zip(board["embedder"], front, strict=True):
+        assert labels[name] == ("bold" if on else "normal")
+
+
+def test_html_report_shows_the_pareto_chart_in_headless_chromium(tmp_path):
+    """The page carries the Pareto chart and Chromium draws it (its orange front points)."""
+    import importlib.util
+    import sys
+
+    import matplotlib.image as mpimg
+
+    spec = importlib.util.spec_from_file_location(
+        "screenshot_report", __file__.rsplit("/tests/", 1)[0] + "/tools/screenshot_report.py"
+    )
+    tool = importlib.util.module_from_spec(spec)
+    sys.modules["screenshot_report"] = tool
+    spec.loader.exec_module(tool)
+    if tool.find_browser() is None:
+        pytest.skip("no chromium on PATH (apt-get install chromium)")
+    frame, label = mixed_table(60)
+    results = ms.compare_embedders(frame, label, ["tfidf", "none"], cv=2)
+    paths, failures = ms.write_outputs(results, str(tmp_path), title="pareto")
+    assert failures == [] and str(tmp_path / "leaderboard_pareto.png") in paths
+    page = (tmp_path / "leaderboard.html").read_text()
+    assert 'id="pareto" alt="Pareto chart: score against transform speed"' in page
+    shot = tool.screenshot(tmp_path / "leaderboard.html", tmp_path / "shot.png", height=2400)
+    img = mpimg.imread(shot)[..., :3]
+    r, g, b = img[..., 0], img[..., 1], img[..., 2]
+    orange = np.mean((r > 0.9) & (g > 0.35) & (g < 0.65) & (b < 0.25))  # tab:orange
+    assert orange > 0.0002, orange

@@ -395,7 +395,7 @@ KNOWN_DUPLICATES = {
     # numba inner loops of the word2vec family: the negative-sampling update and the window
     # walk are written out in each train_part (a helper over array rows costs reference counts,
     # CONVENTIONS §6); to be folded into scalar-taking helpers of _core with a speed check
-    ("skembed/kernels/_core.py",): "the output-layer loop of _core's three draws",
+    ("skembed/kernels/windows.py",): "the dynamic-window walk of skipgram_pairs / cbow_windows",
     ("skembed/kernels/doc2vec.py", "skembed/kernels/word2vec.py"): "train_part loops",
     ("skembed/kernels/word2vec.py",): "train_part / train_part_shared / train_part_bag loops",
     # the torch-batched engine: skip-gram and CBOW steps unpack a part the same way

@@ -119,3 +119,50 @@ def check_classification_data(y, cv):
             f"Class {name!r} has only {n} row{'s' * (n != 1)}: cv={cv} needs at least {cv} "
             f"rows in every class; {fix}."
         )
+
+
+def check_finite(frame, where):
+    """Refuse a table with an infinite number, naming the column and the row.
+
+    One ``inf`` cell made every embedder fail every fold, and ``compare``
+    ended with an all-NaN leaderboard and exit status 0.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table as read; its index numbers the data rows from 0.
+    where : str
+        The table's name in the message (e.g. the CSV's path).
+
+    Raises
+    ------
+    ValueError
+        ``inf`` or ``-inf`` (or a number too large for float64, e.g. ``1e999``)
+        in a numeric column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skembed.model_selection._data import check_finite
+    >>> check_finite(pd.DataFrame({"x": [1.0, float("inf")]}), "t.csv")
+    Traceback (most recent call last):
+    ...
+    ValueError: t.csv: column 'x' holds inf in data row 2 (line 3 counting the header): replace it with a finite number or leave the cell empty (a missing value).
+    """
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype.kind != "f":
+            continue
+        bad = np.flatnonzero(np.isinf(column.to_numpy()))
+        if bad.size:
+            row = (
+                int(frame.index[bad[0]])
+                if np.issubdtype(frame.index.dtype, np.integer)
+                else int(bad[0])
+            )
+            more = f" (and {bad.size - 1} more rows)" if bad.size > 1 else ""
+            raise ValueError(
+                f"{where}: column {str(name)!r} holds {column.iloc[bad[0]]} in data row {row + 1} "
+                f"(line {row + 2} counting the header){more}: replace it with a finite number or "
+                "leave the cell empty (a missing value)."
+            )

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..datasets import LOANS_RATE_LEAKS
-from ._data import _take, usable_rows
+from ._data import _take, check_finite, usable_rows
 
 
 @dataclass(frozen=True)
@@ -60,25 +59,58 @@ DATASETS = {
 }
 
 
-def read_csv_checked(path):
+#: rows per chunk when ``--limit`` reads a CSV in two passes (about 10 MB of a 10-column table)
+CHUNK_ROWS = 100_000
+
+
+def _header(path):
+    """The CSV's header fields as written (no BOM, no ``.1`` renaming); ``[]`` for an empty file.
+
+    pandas reads it (``header=None``): it strips a UTF-8 byte-order mark, which
+    :mod:`csv` kept on the first name (so a repeated label column went unseen), and
+    it has no field size limit (:mod:`csv` refused a name over 131,072 characters).
+    """
+    import pandas as pd
+
+    try:
+        first = pd.read_csv(
+            path, header=None, nrows=1, dtype=str, keep_default_na=False, encoding="utf-8"
+        )
+    except pd.errors.EmptyDataError:
+        return []
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not a readable CSV file ({exc}).") from None
+    return [str(v) for v in first.iloc[0].tolist()] if len(first) else []
+
+
+def read_csv_checked(path, rows=None):
     """Read a CSV for ``compare``, refusing what would silently go wrong.
+
+    Parameters
+    ----------
+    path : str
+        The CSV file (UTF-8, a byte-order mark allowed).
+    rows : array-like of int or None, default=None
+        Read only these data rows (0-based, in increasing order), by chunks of
+        :data:`CHUNK_ROWS`; the frame keeps them as its index. None: every row.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
 
     Raises
     ------
     ValueError
         No such file, an empty file, a header without rows, an unreadable
-        file, or a header naming a column twice (pandas would rename the copy
-        ``name.1``, and a repeated label column would leak into the features).
+        file, a header naming a column twice (pandas would rename the copy
+        ``name.1``, and a repeated label column would leak into the features),
+        or an infinite number (:func:`check_finite`).
     """
     import pandas as pd
 
     if not os.path.exists(path):
         raise ValueError(f"--csv: no such file: {path}")
-    try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            header = next(csv.reader(fh), [])
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise ValueError(f"{path} is not a readable CSV file ({exc}).") from None
+    header = _header(path)
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
         raise ValueError(
@@ -86,7 +118,15 @@ def read_csv_checked(path):
             "more than once in its header: rename the copies so that every column has its own name."
         )
     try:
-        frame = pd.read_csv(path)
+        if rows is None:
+            frame = pd.read_csv(path)
+        else:
+            rows = np.asarray(rows, dtype=np.int64)
+            parts = [
+                chunk.loc[chunk.index.intersection(rows)]
+                for chunk in pd.read_csv(path, chunksize=CHUNK_ROWS)
+            ]
+            frame = pd.concat(parts) if parts else pd.read_csv(path, nrows=0)
     except pd.errors.EmptyDataError:
         raise ValueError(
             f"{path} is empty: give a CSV with a header row and labelled rows."
@@ -95,7 +135,38 @@ def read_csv_checked(path):
         raise ValueError(f"{path} is not a readable CSV file ({exc}).") from None
     if len(frame) == 0:
         raise ValueError(f"{path} has a header but no rows: add labelled rows below the header.")
+    check_finite(frame, path)
     return frame
+
+
+def _csv_rows(path, label, text, limit, random_state):
+    """The data rows of a CSV that ``limit`` keeps, read by chunks of two columns; None: all.
+
+    Returns ``(rows, dropped)``: ``dropped`` counts the unusable rows of the whole file.
+
+    The same rows as reading everything and then :func:`subsample`: the usable
+    rows (a label; non-empty text when ``text`` is the only feature) are counted,
+    and ``limit`` of them drawn with the same generator.
+    """
+    import pandas as pd
+
+    if limit is None or not isinstance(label, str):
+        return None, None
+    usecols = [label] + ([text] if text is not None else [])
+    usable, n, dropped = [], 0, {}
+    try:
+        for chunk in pd.read_csv(path, usecols=usecols, chunksize=CHUNK_ROWS):
+            docs = chunk[text].tolist() if text is not None else [""] * len(chunk)
+            keep, gone = usable_rows(docs, chunk[label], drop_empty_text=text is not None)
+            dropped = {why: dropped.get(why, 0) + k for why, k in gone.items()}
+            usable.append(np.flatnonzero(keep) + n)
+            n += len(chunk)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError, ValueError):
+        return None, None  # the full read says what is wrong
+    usable = np.concatenate(usable) if usable else np.zeros(0, np.int64)
+    if limit >= len(usable):
+        return None, None
+    return usable[_subset(len(usable), limit, random_state)], dropped
 
 
 def _column(frame, option, name, where):
@@ -106,11 +177,15 @@ def _column(frame, option, name, where):
     return frame[name]
 
 
+def _subset(n, limit, random_state):
+    return np.sort(np.random.RandomState(random_state).choice(n, size=limit, replace=False))
+
+
 def subsample(X, y, limit, random_state):
     """A random subset of ``limit`` rows, in their original order (all rows if ``limit`` is None)."""
     if limit is None or limit >= len(y):
         return X, y
-    idx = np.sort(np.random.RandomState(random_state).choice(len(y), size=limit, replace=False))
+    idx = _subset(len(y), limit, random_state)
     X = _take(X, idx)
     return (X.reset_index(drop=True) if hasattr(X, "iloc") else X), np.asarray(y)[idx]
 
@@ -162,7 +237,13 @@ def load_compare_data(
     if csv_path is not None:
         if not label:
             raise ValueError("--csv needs --label-column (and --text-column for text data).")
-        frame = read_csv_checked(csv_path)
+        header = _header(csv_path) if os.path.exists(csv_path) else []
+        text = [c for c in header if c != label]
+        text = text[0] if len(text) == 1 and text == list(text_columns or ())[:1] else None
+        rows, first_dropped = _csv_rows(
+            csv_path, label, text, limit if limit != "default" else None, random_state
+        )
+        frame = read_csv_checked(csv_path, rows)
         labels = _column(frame, "--label-column", label, csv_path)
         X = frame.drop(columns=[label])
         data_name, spec = os.path.basename(csv_path), None
@@ -199,6 +280,8 @@ def load_compare_data(
         X = X.iloc[:, 0].tolist()
     is_text = not hasattr(X, "columns")
     keep, dropped = usable_rows(X, labels, drop_empty_text=is_text)
+    if csv_path is not None and first_dropped is not None:
+        dropped = first_dropped  # counted over the whole file before the limit's read
     idx = np.flatnonzero(keep)
     X = _take(X, idx)
     X = X.reset_index(drop=True) if hasattr(X, "iloc") else X

@@ -36,6 +36,7 @@ exit status 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shlex
@@ -45,8 +46,6 @@ import tempfile
 from . import model_selection as ms
 from .model_selection import (
     DATASETS,
-    check_regression_data,
-    infer_task,
     load_compare_data,
     write_outputs,
 )
@@ -54,6 +53,34 @@ from .model_selection import (
 
 class UsageError(Exception):
     """Bad command-line input: printed as one line, exit status 2."""
+
+
+#: control characters other than newline and tab (C0, DEL, C1): terminal escapes start with one
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_control(text):
+    r"""``text`` with each control character but newline and tab written as a Python escape.
+
+    Examples
+    --------
+    >>> print(escape_control("price\x1b[2J\x1b]0;owned\x07 (EUR)"))
+    price\x1b[2J\x1b]0;owned\x07 (EUR)
+    """
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+class _Escaped:
+    """A text stream that writes everything through :func:`escape_control`."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        return self._stream.write(escape_control(text))
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def _cli_words(message):
@@ -102,6 +129,38 @@ def _check_outputs(args):
             )
         folder = os.path.dirname(os.path.abspath(args.save_best))
         _writable_dir("--save-best", folder, shown=args.save_best)
+    _outputs_are_not_inputs(args)
+
+
+def _same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _outputs_are_not_inputs(args):
+    """Refuse an output path that is the input; say which existing file --save-best replaces.
+
+    ``--save-best`` naming the input CSV silently replaced the user's data with a pickle.
+    """
+    if not args.csv or not os.path.exists(args.csv):
+        return
+    if args.save_best and _same_file(args.save_best, args.csv):
+        raise UsageError(
+            f"--save-best {args.save_best} is the input --csv {args.csv}: writing the pipeline "
+            "there would destroy the data; choose another path, e.g. best.skops."
+        )
+    name = os.path.basename(args.csv)
+    if name.startswith("leaderboard") and _same_file(
+        os.path.dirname(os.path.abspath(args.csv)), args.output_dir
+    ):
+        raise UsageError(
+            f"--csv {args.csv} is in --output-dir {args.output_dir} under a name the leaderboard "
+            "files take, so the run would replace it: choose another --output-dir."
+        )
+    if args.save_best and os.path.exists(args.save_best):
+        print(f"note: --save-best {args.save_best} exists; the best pipeline will replace it.")
 
 
 _ADDRESS = re.compile(r"^([a-z][a-z0-9+]*://)?[^\s:/]+:\d+/?$|^[a-z][a-z0-9+]*://[^\s]+$")
@@ -195,6 +254,12 @@ def build_parser():
         "(pip install 'skembed[dask]'); default: here",
     )
     cmp.add_argument(
+        "--budget",
+        metavar="LIMITS",
+        help="name the best row within limits, e.g. '1000rows/s', '2ms' (per row), '50MB' "
+        "(fitted pipeline on disk), or '2ms,50MB'",
+    )
+    cmp.add_argument(
         "--verbose",
         type=int,
         default=1,
@@ -216,6 +281,11 @@ def _check_args(args):
         raise UsageError("--n-jobs 0: give a positive number of threads, or -1 for all cores.")
     if args.csv and args.dataset:
         raise UsageError("--csv and --dataset name two data sources: give one.")
+    if args.budget is not None:
+        try:
+            ms.parse_budget(args.budget)
+        except ValueError as exc:
+            raise UsageError(f"--budget: {exc}") from None
 
 
 def _check_scoring(scoring, task):
@@ -243,28 +313,25 @@ def _prepare(args):
             limit=args.limit if args.limit is not None else "default",
             random_state=args.random_state,
         )
-        task = infer_task(y) if args.task == "auto" else args.task
-        if task == "regression":
-            y = check_regression_data(y, args.cv)
-        else:
-            y = y.astype(str)
-            ms.check_classification_data(y, args.cv)
-        roles = None
-        if hasattr(X, "columns"):
-            roles = ms.detect_roles(
-                X,
-                label=args.label_column,
-                text_columns=args.text_column,
-                categorical_columns=args.categorical_column,
-                numeric_columns=args.numeric_column,
-                drop_columns=args.drop_column,
-            )
-        elif args.categorical_column or args.numeric_column or args.drop_column:
+        if not hasattr(X, "columns") and (
+            args.categorical_column or args.numeric_column or args.drop_column
+        ):
             raise ValueError("--categorical-column/--numeric-column/--drop-column need a table.")
+        columns = {}
+        if hasattr(X, "columns"):  # documents already come as a list of str
+            columns = dict(
+                label=args.label_column,
+                text_columns=args.text_column or None,
+                categorical_columns=args.categorical_column or None,
+                numeric_columns=args.numeric_column or None,
+                drop_columns=args.drop_column or None,
+            )
+        # the one preparation (task, data checks, roles): compare_embedders reuses it
+        prepared = ms.prepare_comparison(X, y, task=args.task, cv=args.cv, **columns)
+        task, y, kind = prepared.task, prepared.y, prepared.kind
         names = (
             [e.strip() for e in args.embedders.split(",") if e.strip()] if args.embedders else None
         )
-        kind = "text" if roles is None else ("mixed" if roles["text"] else "tabular")
         if names:  # unknown or unavailable names fail here, before any work
             by_kind = {"text": [], "tabular": []}
             for name in names:
@@ -289,7 +356,7 @@ def _prepare(args):
     if any(dropped.values()):
         reasons = ", ".join(f"{n} with {why}" for why, n in dropped.items() if n)
         notes.insert(0, f"dropped {sum(dropped.values())} rows: {reasons}")
-    return X, y, task, roles, names, title, notes
+    return prepared, names, title, notes
 
 
 def run_compare(args, argv=None):
@@ -298,32 +365,23 @@ def run_compare(args, argv=None):
     _check_outputs(args)
     if args.scheduler:  # an unreachable scheduler fails now, within seconds, before any work
         _check_scheduler(args.scheduler)
-    X, y, task, roles, names, title, notes = _prepare(args)
+    prepared, names, title, notes = _prepare(args)
+    y, roles = prepared.y, prepared.roles
     print(title, flush=True)
     for note in notes:
         print(note, flush=True)
     if roles is not None:
         print("columns: " + ms.format_roles(roles), flush=True)
-    columns = {}
-    if roles is not None:
-        columns = dict(
-            text_columns=args.text_column or None,
-            categorical_columns=args.categorical_column or None,
-            numeric_columns=args.numeric_column or None,
-            drop_columns=args.drop_column or None,
-        )
     try:
         out = ms.compare_embedders(
-            X,
-            y,
+            prepared,
+            None,
             names,
-            task=task,
             cv=args.cv,
             scoring=args.scoring,
             n_jobs=args.n_jobs,
             random_state=args.random_state,
             n_components=args.n_components,
-            **columns,
             verbose=args.verbose,
             return_best=bool(args.save_best),
             scheduler=args.scheduler,
@@ -333,12 +391,18 @@ def run_compare(args, argv=None):
     results, best = out if args.save_best else (out, None)
     print()
     print(ms.format_leaderboard(results, title))
+    if args.budget is not None:
+        print(ms.best_within_budget(results, args.budget)[1])
     stem = "leaderboard_tabular" if roles is not None and not roles["text"] else "leaderboard"
     command = "skembed " + " ".join(map(shlex.quote, argv if argv is not None else sys.argv[1:]))
+    there = set(os.listdir(args.output_dir)) if os.path.isdir(args.output_dir) else set()
     paths, failures = write_outputs(
         results, args.output_dir, stem=stem, title=title, command=command
     )
     print("\nwritten: " + ", ".join(paths))
+    replaced = [p for p in paths if os.path.basename(p) in there]
+    if replaced:  # never replace a file this run did not create without saying so
+        print("replaced the files that were there: " + ", ".join(replaced))
     if best:
         name, pipeline = next(iter(best.items()))
         try:
@@ -369,11 +433,16 @@ def main(argv=None):
     """
     args = build_parser().parse_args(argv)
     if args.command == "compare":
-        try:
-            run_compare(args, argv)
-        except UsageError as exc:
-            print(f"skembed compare: error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
+        # names come from the user's file: a column '\x1b[2J' cleared the terminal
+        with (
+            contextlib.redirect_stdout(_Escaped(sys.stdout)),
+            contextlib.redirect_stderr(_Escaped(sys.stderr)),
+        ):
+            try:
+                run_compare(args, argv)
+            except UsageError as exc:
+                print(f"skembed compare: error: {exc}", file=sys.stderr)
+                raise SystemExit(2) from None
     return 0
 
 

@@ -29,7 +29,7 @@ from ._columns import (
     prepare_frame,
     table_embedder,
 )
-from ._compare import compare_embedders
+from ._compare import PreparedComparison, compare_embedders, prepare_comparison
 from ._data import check_classification_data, usable_rows
 from ._downstream import (
     DOWNSTREAM_ALPHAS,
@@ -59,6 +59,7 @@ __all__ = [
     "DOWNSTREAM_DESCRIPTION",
     "EMBEDDERS",
     "EmbedderSpec",
+    "PreparedComparison",
     "best_within_budget",
     "check_classification_data",
     "check_regression_data",
@@ -76,6 +77,7 @@ __all__ = [
     "load_pipeline",
     "other_columns_transformer",
     "pareto_front",
+    "prepare_comparison",
     "parse_budget",
     "prepare_frame",
     "save_pipeline",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
@@ -18,8 +19,69 @@ from ._runner import _cache_free_rate, _run_fold_tasks
 from ._task import check_regression_data, infer_task
 
 
-def _prepare(X, y, task, cv, columns):
-    """Checked rows, target, task, data kind and roles of a comparison."""
+class PreparedComparison(NamedTuple):
+    """Rows, target, task, data kind and column roles, checked once (:func:`prepare_comparison`)."""
+
+    X: object
+    y: np.ndarray
+    task: str
+    kind: str
+    roles: dict | None
+    columns: dict
+
+
+def prepare_comparison(
+    X,
+    y,
+    *,
+    task="auto",
+    cv=5,
+    label=None,
+    text_columns=None,
+    categorical_columns=None,
+    numeric_columns=None,
+    drop_columns=None,
+):
+    """Check a comparison's data once: rows, target, task, data kind and column roles.
+
+    :func:`compare_embedders` takes the result in place of ``X`` (with
+    ``y=None``) and skips these steps, so a caller that needs the task or the
+    roles first (the ``skembed compare`` command prints them before the
+    run) prepares once.
+
+    Parameters
+    ----------
+    X, y, task, cv, text_columns, categorical_columns, numeric_columns, drop_columns
+        As in :func:`compare_embedders`.
+    label : str or None, default=None
+        The label column's name, only to refuse it as a feature.
+
+    Returns
+    -------
+    prepared : PreparedComparison
+        ``X`` (documents, or the table with roles applied), ``y`` (str labels
+        or float targets, rows with a missing label dropped with a
+        ``UserWarning``), ``task``, ``kind`` (``"text"``, ``"tabular"`` or
+        ``"mixed"``), ``roles`` (a table) and the forced ``columns``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`compare_embedders` for bad data.
+
+    Examples
+    --------
+    >>> from skembed.model_selection import prepare_comparison
+    >>> p = prepare_comparison(["a b", "c d", "a c", "b d"], [1.5, 2.0, 3.5, 4.25], cv=2)
+    >>> p.task, p.kind, p.y.dtype.kind
+    ('regression', 'text', 'f')
+    """
+    columns = dict(
+        text_columns=text_columns,
+        categorical_columns=categorical_columns,
+        numeric_columns=numeric_columns,
+        drop_columns=drop_columns,
+    )
     if _n_rows(X) != len(y):
         raise ValueError(f"X has {_n_rows(X)} rows but y has {len(y)}.")
     keep, dropped = usable_rows(X, y)
@@ -41,7 +103,7 @@ def _prepare(X, y, task, cv, columns):
         check_classification_data(y, cv)
     roles = None
     if hasattr(X, "iloc") and hasattr(X, "columns"):
-        roles = detect_roles(X, **columns)
+        roles = detect_roles(X, label=label, **columns)
         X = prepare_frame(X, roles).reset_index(drop=True)
         warn_wide_categoricals(X, roles, len(y))
         kind = "mixed" if roles["text"] else "tabular"
@@ -51,7 +113,7 @@ def _prepare(X, y, task, cv, columns):
         raise ValueError("Column roles need a pandas.DataFrame X with named columns.")
     else:
         kind = "tabular" if np.ndim(X) == 2 else "text"
-    return X, y, task, kind, roles
+    return PreparedComparison(X, y, task, kind, roles, columns)
 
 
 def _rows(embedders, kind, roles, task, **shared):
@@ -223,11 +285,12 @@ def compare_embedders(
 
     Parameters
     ----------
-    X : list of str, pandas.DataFrame or array of shape (n_rows, n_features)
-        The data, ``n_rows`` long.
-    y : array-like of shape (n_rows,)
+    X : list of str, pandas.DataFrame, array of shape (n_rows, n_features) or PreparedComparison
+        The data, ``n_rows`` long; or the result of :func:`prepare_comparison`
+        (then ``y``, ``task`` and the ``*_columns`` are taken from it).
+    y : array-like of shape (n_rows,) or None
         Class labels or a numeric target. Rows with a missing value are
-        dropped with a ``UserWarning``.
+        dropped with a ``UserWarning``. ``None`` with a prepared ``X``.
     embedders : None, list of str or dict, default=None
         ``None``: every available default embedder of the data's kind (see
         :data:`EMBEDDERS`; for a mixed table the text embedders and
@@ -332,13 +395,18 @@ def compare_embedders(
     from sklearn.metrics import get_scorer
     from sklearn.model_selection import KFold, ParameterGrid, StratifiedKFold
 
-    columns = dict(
-        text_columns=text_columns,
-        categorical_columns=categorical_columns,
-        numeric_columns=numeric_columns,
-        drop_columns=drop_columns,
-    )
-    X, y, task, kind, roles = _prepare(X, y, task, cv, columns)
+    if not isinstance(X, PreparedComparison):
+        X = prepare_comparison(
+            X,
+            y,
+            task=task,
+            cv=cv,
+            text_columns=text_columns,
+            categorical_columns=categorical_columns,
+            numeric_columns=numeric_columns,
+            drop_columns=drop_columns,
+        )
+    X, y, task, kind, roles, _ = X
     scoring = scoring or ("r2" if task == "regression" else "accuracy")
     shared = dict(
         n_components=n_components, random_state=random_state, n_jobs=n_jobs, n_rows=len(y)

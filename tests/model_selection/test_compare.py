@@ -147,3 +147,31 @@ def mixed_table(n=120, seed=0):
         }
     )
     return frame, label
+
+
+def test_the_cli_prepares_the_data_once(tmp_path, monkeypatch, capsys):
+    """Task inference, data checks and role detection run once per ``skembed compare`` (issue 38)."""
+    import skembed.model_selection as ms_pkg
+    import skembed.model_selection._compare as compare_module
+    from skembed.cli import main
+
+    calls = []
+    real = compare_module.detect_roles
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compare_module, "detect_roles", counted)
+    monkeypatch.setattr(ms_pkg, "detect_roles", counted)  # where the cli looked them up
+    rng = np.random.RandomState(0)
+    csv = tmp_path / "t.csv"
+    pd = pytest.importorskip("pandas")
+    pd.DataFrame(
+        {"a": rng.normal(size=40), "b": rng.choice(["x", "y"], 40), "label": ["p", "q"] * 20}
+    ).to_csv(csv, index=False)
+    out = tmp_path / "out"
+    argv = ["compare", "--csv", str(csv), "--label-column", "label", "--cv", "2"]
+    assert main([*argv, "--embedders", "raw", "--output-dir", str(out), "--verbose", "0"]) == 0
+    assert len(calls) == 1
+    assert "raw" in capsys.readouterr().out

@@ -260,6 +260,12 @@ def build_parser():
         "(fitted pipeline on disk), or '2ms,50MB'",
     )
     cmp.add_argument(
+        "--compress",
+        action="store_true",
+        help="also score the best dense row truncated (PCA) and quantized (int8, binary): "
+        "score kept, bytes per row, speed",
+    )
+    cmp.add_argument(
         "--verbose",
         type=int,
         default=1,
@@ -385,6 +391,7 @@ def run_compare(args, argv=None):
             verbose=args.verbose,
             return_best=bool(args.save_best),
             scheduler=args.scheduler,
+            compress=args.compress,
         )
     except (ValueError, ConnectionError) as exc:
         raise UsageError(_cli_words(str(exc))) from None
@@ -393,6 +400,8 @@ def run_compare(args, argv=None):
     print(ms.format_leaderboard(results, title))
     if args.budget is not None:
         print(ms.best_within_budget(results, args.budget)[1])
+    if args.compress:
+        print("\n" + ms.format_compression(results))
     stem = "leaderboard_tabular" if roles is not None and not roles["text"] else "leaderboard"
     command = "skembed " + " ".join(map(shlex.quote, argv if argv is not None else sys.argv[1:]))
     there = set(os.listdir(args.output_dir)) if os.path.isdir(args.output_dir) else set()

@@ -30,6 +30,7 @@ from ._columns import (
     table_embedder,
 )
 from ._compare import PreparedComparison, compare_embedders, prepare_comparison
+from ._compress import format_compression
 from ._data import check_classification_data, usable_rows
 from ._downstream import (
     DOWNSTREAM_ALPHAS,
@@ -69,6 +70,7 @@ __all__ = [
     "downstream_classifier",
     "downstream_description",
     "downstream_regressor",
+    "format_compression",
     "format_leaderboard",
     "format_roles",
     "infer_task",

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..utils._compute import limit_threads
 from ._columns import detect_roles, prepare_frame, warn_wide_categoricals
+from ._compress import compress_best
 from ._data import _n_rows, _take, check_classification_data, usable_rows
 from ._downstream import _refit, downstream_description, downstream_values
 from ._registry import EMBEDDERS, _resolve_embedders, _resolve_table_rows
@@ -263,6 +264,7 @@ def compare_embedders(
     verbose=0,
     return_best=False,
     scheduler=None,
+    compress=False,
 ):
     """Cross-validate embedders under one fair downstream model.
 
@@ -329,6 +331,14 @@ def compare_embedders(
         data is sent to each worker once), each task limited to its
         worker's threads (and to ``n_jobs``, if given); the refit of
         ``return_best`` runs here (``pip install "skembed[dask]"``).
+    compress : bool, default=False
+        Also score compressed variants of the best dense row on the same
+        folds (PCA truncation to a half and a quarter of the width, int8, a
+        quarter in int8, binary; :mod:`skembed.compression`):
+        ``results.attrs["compression"]`` holds the table's records (score
+        kept, bytes per row, speed; :func:`format_compression`), or ``None``
+        and ``results.attrs["compression_note"]`` the reason (a tabular-only
+        comparison, or no dense row).
 
     Returns
     -------
@@ -464,6 +474,12 @@ def compare_embedders(
         results.attrs.update(downstream=description, task=task, reference=_reference(y, task))
         if roles is not None:
             results.attrs["roles"] = roles
+        if compress:
+            table, note = compress_best(
+                chosen, best_params, results, X, y, folds, scorer, task, kind, n_jobs, random_state
+            )
+            records = None if table is None else table.to_dict("records")
+            results.attrs.update(compression=records, compression_note=note)
         if not return_best:
             return results
         best = {}

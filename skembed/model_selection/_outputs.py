@@ -217,7 +217,40 @@ def leaderboard_html(results, title="", command=None, png=None, pareto=None):
         f"<title>{esc(title or 'skembed compare')}</title><style>{_CSS}</style></head><body>"
         f"<h1>{esc(title or 'skembed compare')}</h1>"
         f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        f"{chart}<dl>{dl}</dl></body></html>\n"
+        f"{chart}{_compression_html(results)}<dl>{dl}</dl></body></html>\n"
+    )
+
+
+def _compression_html(results):
+    """The ``--compress`` table as an HTML section, or its reason, or ``""``."""
+    esc = html.escape
+    records = results.attrs.get("compression")
+    if not records:
+        note = results.attrs.get("compression_note")
+        return f"<h2>Compression</h2><p>{esc(note)}</p>" if note else ""
+    cols = [
+        ("variant", "variant", "{}"),
+        ("n_dims", "dims", "{}"),
+        ("bytes_per_row", "bytes/row", "{}"),
+        ("bytes_ratio", "x fewer bytes", "{:.1f}"),
+        ("mean_test_score", "score", "{:.4f}"),
+        ("score_kept", "score kept", "{:.1%}"),
+        ("compress_rows_per_s", "rows/s (step)", "{:.0f}"),
+    ]
+    head = "".join(f"<th>{esc(label)}</th>" for _, label, _ in cols)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="num">{esc(fmt.format(r[k]) if r[k] != float("inf") else "-")}</td>'
+            for k, _, fmt in cols
+        )
+        + "</tr>"
+        for r in records
+    )
+    name = esc(str(records[0]["embedder"]))
+    return (
+        f"<h2>Compression of the best dense row ({name})</h2>"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     )
 
 
@@ -274,6 +307,11 @@ def write_outputs(results, output_dir, stem="leaderboard", title="", command=Non
             name,
             lambda p, f=frame: f.assign(params=f["params"].map(as_json)).to_csv(p, index=False),
         )
+    if results.attrs.get("compression"):
+        import pandas as pd
+
+        table = pd.DataFrame.from_records(results.attrs["compression"])
+        write(f"{stem}_compression.csv", lambda p: table.to_csv(p, index=False))
     records = json.loads(board.to_json(orient="records", default_handler=str))
 
     def dump_json(path):

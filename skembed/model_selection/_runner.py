@@ -57,8 +57,9 @@ class _ByteCounter:
         self.n = 0
 
     def write(self, data):
-        self.n += len(memoryview(data).cast("B"))
-        return len(data)
+        size = memoryview(data).nbytes  # any layout: pickle hands over array buffers as they are
+        self.n += size
+        return size
 
 
 def _size_mb(*objects):

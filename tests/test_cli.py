@@ -309,3 +309,63 @@ def test_best_pipeline_of_a_mixed_table_takes_the_table(tmp_path, capsys, review
     ).assign(count=[3, 3])
     low, high = sorted(pipe.predict(new))
     assert pipe.predict(new)[0] == high and high - low > 2.0  # the good review rates higher
+
+
+def test_an_output_path_that_is_an_input_is_refused(tmp_path, capsys, two_topics):
+    """--save-best naming the input CSV replaced the user's data with a pickle (issue 40)."""
+    data = two_topics.read_bytes()
+    base = ["compare", "--csv", str(two_topics), "--text-column", "txt", "--label-column", "y"]
+    out = ["--output-dir", str(tmp_path / "o")]
+    line = usage_error(capsys, [*base, *out, "--save-best", str(two_topics)])
+    assert f"--save-best {two_topics} is the input --csv {two_topics}" in line
+    alias = tmp_path / "link.csv"
+    alias.symlink_to(two_topics)
+    line = usage_error(capsys, [*base, *out, "--save-best", str(alias)])
+    assert "is the input --csv" in line
+    inside = tmp_path / "leaderboard.csv"
+    inside.write_bytes(data)
+    argv = ["compare", "--csv", str(inside), "--text-column", "txt", "--label-column", "y"]
+    line = usage_error(capsys, [*argv, "--output-dir", str(tmp_path)])
+    assert "under a name the leaderboard files take" in line
+    assert two_topics.read_bytes() == data and inside.read_bytes() == data
+
+
+def test_replaced_files_are_named_and_links_are_not_followed(tmp_path, capsys, two_topics):
+    """A symlink leaderboard.html in the output directory had its target overwritten (issue 40)."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "leaderboard.html").symlink_to(victim)
+    (out / "leaderboard.json").symlink_to(victim)
+    best = tmp_path / "best.skops"
+    best.write_text("an older file")
+    argv = ["compare", "--csv", str(two_topics), "--text-column", "txt", "--label-column", "y"]
+    argv += ["--embedders", "tfidf", "--cv", "2", "--output-dir", str(out)]
+    assert main([*argv, "--save-best", str(best)]) == 0
+    text = capsys.readouterr().out
+    assert victim.read_text() == "precious"
+    assert not (out / "leaderboard.html").is_symlink()
+    assert (out / "leaderboard.html").read_text().startswith("<!DOCTYPE html>")
+    assert json.loads((out / "leaderboard.json").read_text())[0]["embedder"] == "tfidf"
+    assert f"--save-best {best} exists; the best pipeline will replace it" in text
+    replaced = next(line for line in text.splitlines() if line.startswith("replaced the files"))
+    assert str(out / "leaderboard.html") in replaced and str(out / "leaderboard.json") in replaced
+    assert str(out / "leaderboard.csv") not in replaced
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []  # no temp left
+
+
+def test_control_characters_in_names_are_escaped_in_the_output(tmp_path, capsys):
+    path = tmp_path / "ctl.csv"
+    rng = np.random.RandomState(0)
+    size = rng.rand(40)
+    pd.DataFrame(
+        {"size\x1b[2J": size, "kind\x1b]0;owned\x07": rng.choice(["a", "b"], 40), "y": size > 0.5}
+    ).to_csv(path, index=False)
+    argv = ["compare", "--csv", str(path), "--label-column", "y", "--embedders", "raw"]
+    assert main([*argv, "--cv", "2", "--output-dir", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "size\\x1b[2J" in out and "kind\\x1b]0;owned\\x07" in out
+    line = usage_error(capsys, [*argv, "--text-column", "bad\x1b[2Jname"])
+    assert "bad\\x1b[2Jname" in line and "\x1b" not in line

@@ -591,3 +591,41 @@ def test_a_zip_bomb_member_is_refused_before_inflating(good_skops, tmp_path, mon
         b.writestr("zeros.npy", b"\0" * (4 * 2**20), compress_type=zipfile.ZIP_DEFLATED)
     with pytest.raises(ValueError, match="zeros.npy.*refused before inflating"):
         load_pipeline(path)
+
+
+# ----------------------------------------------------------------------------- what is trusted
+def test_a_skembed_class_stored_as_a_callable_is_refused(tmp_path):
+    # issue 40: every skembed class was trusted, so a crafted tokenizer = LineCorpus (a class
+    # used as a callable) made transform open and read the file named by each document
+    from skembed.text import TfidfLSA
+    from skembed.text._analyzer import _Tokenizer
+    from skembed.text.corpus import LineCorpus
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("a private line\n")
+    pipeline = TfidfLSA(n_components=2, random_state=0).fit(DOCS)
+    for tok in _instances(pipeline, _Tokenizer):
+        tok.tokenizer = LineCorpus
+    path = tmp_path / "crafted.skops"
+    sio.dump(pipeline, path)
+    with pytest.raises(ValueError, match=r"skembed.text.corpus.LineCorpus.*instances of skembed"):
+        load_pipeline(path)
+
+
+def test_a_fitted_tabular_pipeline_loads_with_skops(tmp_path):
+    # issue 40: SimpleImputer stores numpy.dtype, which skops 0.16 does not trust by default
+    # although it is read back as an empty array's dtype; the refusal called it "neither
+    # scikit-learn's, numpy's nor skembed's", so every tabular row fell back to joblib
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from skembed.tabular import TabularPreprocessor
+
+    rng = np.random.RandomState(0)
+    X, y = rng.normal(size=(30, 3)), np.arange(30) % 2
+    X[0, 1] = np.nan
+    pipe = make_pipeline(TabularPreprocessor(), LogisticRegression()).fit(X, y)
+    assert save_pipeline(pipe, tmp_path / "best.skops") == "skops"
+    np.testing.assert_array_equal(
+        load_pipeline(tmp_path / "best.skops").predict(X), pipe.predict(X)
+    )

@@ -4,6 +4,42 @@ from __future__ import annotations
 
 import importlib
 
+#: numpy types skops 0.16 does not trust by default although loading them runs no code:
+#: a dtype is read back as the dtype of an empty ``.npy`` array (scikit-learn's SimpleImputer
+#: stores two)
+_NUMPY_TRUSTED = ("numpy.dtype",)
+
+
+def _values_that_are_callables(path):
+    """Names of skembed classes or functions the file stores *as values* (not instances).
+
+    A class or function stored as a value can be called by whoever holds it (a
+    crafted ``_Tokenizer.tokenizer = skembed.text.corpus.LineCorpus`` opens the
+    file named by each document), so only instances of skembed classes are trusted.
+    """
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        schema = json.loads(archive.read("schema.json"))
+    found, stack = set(), [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        module = node.get("__module__")
+        if (
+            isinstance(module, str)
+            and module.split(".")[0] == "skembed"
+            and node.get("__loader__") in ("TypeNode", "FunctionNode", "MethodNode")
+        ):
+            found.add(f"{module}.{node.get('__class__')}")
+        stack.extend(node.values())
+    return sorted(found)
+
 
 def _skembed_classes(type_names):
     """The names among ``type_names`` that are classes defined in skembed itself."""
@@ -136,8 +172,13 @@ def load_pipeline(path, *, allow_pickle=False):
     """Load a pipeline written by :func:`save_pipeline` (or ``skembed compare --save-best``).
 
     A skops file is loaded with skops, trusting scikit-learn's and numpy's
-    types (skops' defaults) and the classes defined in skembed, nothing else:
-    loading it executes no code from the file. A joblib file is a pickle,
+    types (skops' defaults, plus ``numpy.dtype``) and *instances* of the
+    classes defined in skembed, nothing else: a skembed class or function
+    stored as a value (something the pipeline could call) is refused, and
+    every skembed object checks the state the file gives it against its
+    declared schema (:mod:`skembed.utils._schema`). Loading executes no code
+    from the file, never downloads, and never chooses where the process
+    writes (see ``docs/loading.md``). A joblib file is a pickle,
     which can run arbitrary code while loading, so it is refused unless
     ``allow_pickle=True``.
 
@@ -194,12 +235,21 @@ def load_pipeline(path, *, allow_pickle=False):
 
         _check_skops_archive(path)
 
+        callables = _values_that_are_callables(path)
+        if callables:
+            raise ValueError(
+                f"{path} stores skembed classes or functions as values: {callables}. "
+                "load_pipeline trusts instances of skembed classes only (whose state each "
+                "checks), never a class or function that the pipeline could call; the file "
+                "was crafted or written by code other than skembed's."
+            )
         untrusted = sio.get_untrusted_types(file=path)
-        trusted = _skembed_classes(untrusted)
+        trusted = _skembed_classes(untrusted) + [t for t in untrusted if t in _NUMPY_TRUSTED]
         others = sorted(set(untrusted) - set(trusted))
         if others:
             raise ValueError(
-                f"{path} names types that are neither scikit-learn's, numpy's nor skembed's: "
+                f"{path} names types outside skops' default trusted types (scikit-learn's, "
+                "numpy's and Python's own) that are not instances of skembed classes either: "
                 f"{others}. If you trust the file, load it with "
                 "skops.io.load(path, trusted=skops.io.get_untrusted_types(file=path))."
             )

@@ -28,6 +28,9 @@ _KINDS = {"f": "float", "i": "integer", "u": "unsigned integer", "b": "boolean"}
 
 
 class _Rule:
+    """``optional``: ``True`` (may be ``None`` or absent), ``False``, or the name of a
+    parameter: required (not ``None``) when that parameter is truthy, optional otherwise."""
+
     optional = False
 
     def __init__(self, *, optional=False):
@@ -108,6 +111,10 @@ class _Dims:
 
     def bind(self, sym, actual, attr, what):
         expected = self.resolve(sym)
+        if isinstance(sym, int):
+            if sym != actual:
+                raise _refuse(self.owner, attr, f"has {what} {actual}, not {sym}")
+            return
         if expected is None:
             base, _, minus = sym.partition("-")
             self.value[base] = actual + (int(minus) if minus else 0)
@@ -138,13 +145,15 @@ def _check_ints(owner, attr, values, low, below, dims):
     if lo < low:
         raise _refuse(owner, attr, f"holds {lo}, below {low}")
     if bound is not None and hi >= bound:
+        if below[0].islower():  # another attribute or parameter: name it
+            raise _refuse(owner, attr, f"holds id {hi}, not below {below}={bound}")
         raise _refuse(owner, attr, f"holds id {hi}, past the {bound} rows of the table")
 
 
 def _check_array(owner, attr, value, rule, dims):
     if not isinstance(value, np.ndarray):
         raise _refuse(owner, attr, f"is a {type(value).__name__}, not a numpy array")
-    if len(rule.kind) > 2:  # an exact dtype name: what a compiled kernel was built for
+    if not set(rule.kind) <= set(_KINDS):  # an exact dtype name: what a kernel was built for
         if value.dtype != np.dtype(rule.kind):
             raise _refuse(owner, attr, f"has dtype {value.dtype}, not {rule.kind}")
     elif value.dtype.kind not in rule.kind or value.dtype.hasobject:
@@ -198,10 +207,15 @@ def _check_number(owner, attr, value, rule, dims):
         )
     if not rule.integral and not np.isfinite(value):
         raise _refuse(owner, attr, f"is {value!r}, not finite")
+
+    def named(bound):  # "min_n=3" for a bound that is another attribute
+        value = dims.resolve(bound)
+        return f"{bound}={value}" if isinstance(bound, str) else f"{value}"
+
     if rule.low is not None and value < dims.resolve(rule.low):
-        raise _refuse(owner, attr, f"is {value!r}, below {dims.resolve(rule.low)}")
+        raise _refuse(owner, attr, f"is {value!r}, below {named(rule.low)}")
     if rule.below is not None and value >= dims.resolve(rule.below):
-        raise _refuse(owner, attr, f"is {value!r}, not below {dims.resolve(rule.below)}")
+        raise _refuse(owner, attr, f"is {value!r}, not below {named(rule.below)}")
     if rule.size is not None:
         dims.bind(rule.size, int(value), attr, "value")
 
@@ -248,13 +262,18 @@ def check_state(obj, schema=None):
         return  # unfitted: nothing stored to check
     dims = _Dims(obj, owner)
     for attr, rule in schema.items():
+        optional = rule.optional
+        if isinstance(optional, str):
+            optional = not getattr(obj, optional, False)
         if attr not in state:
-            if rule.optional:
+            if optional:
                 continue
             raise _refuse(owner, attr, "is missing")
         value = state[attr]
-        if value is None and rule.optional:
+        if value is None and optional:
             continue
+        if value is None:
+            raise _refuse(owner, attr, "is None")
         if isinstance(rule, Instance):
             if not _is_instance(value, rule.types):
                 names = ", ".join(_type_name(t).rpartition(".")[2] for t in rule.types)

@@ -73,8 +73,8 @@ class Word2VecFamilyMixin:
     _decaying_rates = ("alpha",)
     #: the output layers the kernels index by word id, checked on load (utils._schema)
     _state_schema = {
-        "syn1neg_": Array("float32", ("V", "D"), finite=True, optional=True),
-        "syn1_": Array("float32", ("V-1", "D"), finite=True, optional=True),
+        "syn1neg_": Array("float32", ("V", "D"), finite=True, optional="negative"),
+        "syn1_": Array("float32", ("V-1", "D"), finite=True, optional="hs"),
     }
     #: the class of the numba engine (Doc2Vec: :class:`~skembed.text.word2vec._engines.Doc2VecEngine`)
     _numba_engine = NumbaEngine

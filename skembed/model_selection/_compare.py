@@ -161,6 +161,13 @@ def _records(chosen, tasks, outcomes, X, folds, task, verbose, scoring, roles):
                 rate = _cache_free_rate(one, X_tr, X_te)
             else:
                 rate = sum(len(test) for _, test in folds) / max(sum(transform_s), 1e-9)
+            alone = [o.get("text_only") for o in fold_outs]
+            alone_by_value = (
+                {v: float(np.mean([a[v] for a in alone])) for v in alone[0]}
+                if alone and all(a is not None for a in alone)
+                else {}
+            )
+            text_only = max(alone_by_value.values()) if alone_by_value else float("nan")
             for value in fold_outs[0]["per_value"]:
                 acc = {
                     k: [o["per_value"][value][k] for o in fold_outs]
@@ -186,6 +193,7 @@ def _records(chosen, tasks, outcomes, X, folds, task, verbose, scoring, roles):
                     fit_peak_memory_mb=float(np.max([o["peak_mb"] for o in fold_outs])),
                     pipeline_size_mb=float(fold_outs[0]["size_mb"]),
                     sparse_output=bool(fold_outs[-1]["sparse"]),
+                    text_only_score=text_only,
                 )
                 records.append(rec)
                 if verbose >= 2:
@@ -230,7 +238,7 @@ def _failed_as_nan(tasks, outcomes, task):
                 stacklevel=3,
             )
             outcome = dict(embed_s=nan, downstream_s=nan, transform_s=nan, recon=None)
-            outcome.update(peak_mb=nan, size_mb=nan, sparse=False)
+            outcome.update(peak_mb=nan, size_mb=nan, sparse=False, text_only=None)
             outcome.update(
                 n_features_out=0, per_value={v: dict(test=nan, fit=nan, score=nan) for v in values}
             )
@@ -358,6 +366,10 @@ def compare_embedders(
         elsewhere), ``pipeline_size_mb`` (the first fold's fitted embedder
         and downstream model, pickled), ``sparse_output``,
         ``mean_reconstruction_error`` (tabular embedders; NaN otherwise),
+        ``text_only_score`` (a mixed table's row on its text columns alone,
+        from the same fitted blocks, its best downstream value; NaN
+        otherwise), ``delta_vs_none`` (the score minus the ``none`` row's
+        best, what the text adds; NaN without a ``none`` row),
         ``scoring``, ``task`` and ``downstream``. ``results.attrs`` holds
         ``downstream``, ``task``, ``reference`` (the majority-class rate, or
         0 for R²) and ``roles`` (a DataFrame ``X``).
@@ -471,6 +483,10 @@ def compare_embedders(
         results["scoring"] = scoring if isinstance(scoring, str) else repr(scoring)
         results["task"] = task
         results["downstream"] = description
+        none = results.loc[results["embedder"] == "none", "mean_test_score"]
+        results["delta_vs_none"] = (
+            results["mean_test_score"] - none.max() if len(none) else float("nan")
+        )
         results.attrs.update(downstream=description, task=task, reference=_reference(y, task))
         if roles is not None:
             results.attrs["roles"] = roles

@@ -72,6 +72,7 @@ def format_leaderboard(results, title=""):
 
     board = leaderboard(results)
     recon = board["mean_reconstruction_error"].notna().any()
+    ablation = "text_only_score" in board and board["text_only_score"].notna().any()
     width = max([10] + [len(n) + 2 for n in board["embedder"]])
     scoring = board["scoring"].iloc[0] if len(board) else "accuracy"
     task = results.attrs.get("task", "classification")
@@ -80,6 +81,7 @@ def format_leaderboard(results, title=""):
         f"{'rank':<5}{'embedder':<{width}}{scoring + ' (mean ± std)':<24}{'dim':>7}"
         f"{'fit s':>8}{'rows/s':>10}{'peak MB':>9}{'size MB':>9}"
         + (f"{'recon err':>11}" if recon else "")
+        + (f"{'text alone':>11}{'vs none':>9}" if ablation else "")
         + "  best params"
     )
     lines = [title] if title else []
@@ -89,6 +91,13 @@ def format_leaderboard(results, title=""):
     if reference_line(results):
         lines.append(reference_line(results))
     lines += [head, "-" * len(head)]
+    if ablation:
+        lines.insert(
+            -2,
+            "ablation: 'text alone' scores each row's text columns without the others (the "
+            "same fitted blocks); 'vs none' is the row minus the 'none' row (other columns "
+            "alone): what the text adds",
+        )
     for i, r in enumerate(board.itertuples(index=False), start=1):
         line = (
             f"{i:<5}{r.embedder:<{width}}{f'{r.mean_test_score:.4f} ± {r.std_test_score:.4f}':<24}"
@@ -99,6 +108,10 @@ def format_leaderboard(results, title=""):
         if recon:
             err = r.mean_reconstruction_error
             line += f"{err:>11.4f}" if err == err else f"{'-':>11}"
+        if ablation:
+            alone, delta = r.text_only_score, r.delta_vs_none
+            line += f"{alone:>11.4f}" if alone == alone else f"{'-':>11}"
+            line += f"{delta:>+9.4f}" if delta == delta else f"{'-':>9}"
         lines.append(line + f"  {json.dumps(r.params, default=str)}")
     return "\n".join(lines)
 

@@ -157,8 +157,10 @@ def _fold_task(
                 "fit": embed_s + down_s,
             }
         recon = _reconstruction_error(fold_est, X_te) if kind == "tabular" else None
+        text_only = _text_alone(fold_est, Xt_tr, Xt_te, y_tr, y_te, scorer, task)
         size_mb = _size_mb(fold_est, scaler, path[0][1]) if measure_size else float("nan")
     return {
+        "text_only": text_only,
         "peak_mb": peak_mb,
         "size_mb": size_mb,
         "sparse": hasattr(Xt_tr, "tocsr"),
@@ -169,6 +171,31 @@ def _fold_task(
         "recon": recon,
         "n_features_out": Xt_tr.shape[1],
     }
+
+
+def _text_alone(fold_est, Xt_tr, Xt_te, y_tr, y_te, scorer, task):
+    """Scores per downstream value of a mixed row's text columns alone, or None.
+
+    The ablation reuses the fold's fitted blocks: the text blocks' output
+    columns (``ColumnTransformer.output_indices_``) are cut from the
+    embeddings already computed and only the downstream path is fitted again.
+    The other columns alone are the ``none`` row.
+    """
+    blocks = getattr(fold_est, "output_indices_", None)
+    if not blocks or "other" not in blocks:
+        return None
+    text = [s for name, s in blocks.items() if name.startswith("text_") and s.stop > s.start]
+    if not text or blocks["other"].stop == blocks["other"].start:
+        return None
+    cols = np.concatenate([np.arange(s.start, s.stop) for s in text])
+    sub_tr, sub_te = _columns(Xt_tr, cols), _columns(Xt_te, cols)
+    scaler, path, _ = _downstream_path(sub_tr, y_tr, task)
+    sub_te = sub_te if scaler is None else scaler.transform(sub_te)
+    return {value: float(scorer(model, sub_te, y_te)) for value, model in path}
+
+
+def _columns(X, cols):
+    return X.tocsc()[:, cols].tocsr() if hasattr(X, "tocsc") else np.asarray(X)[:, cols]
 
 
 def _identity(value):

@@ -63,3 +63,31 @@ def test_tabular_mode_on_penguins_with_cross_validated_reconstruction_error():
         errors.append(np.mean((pca.inverse_transform(pca.transform(P)) - P) ** 2))
     assert by.loc["pca", "mean_reconstruction_error"] == pytest.approx(np.mean(errors), rel=1e-5)
     assert "recon err" in format_leaderboard(results)
+
+
+def test_ablation_text_alone_equals_the_text_column_compared_alone():
+    """A mixed row's 'text alone' score reuses its fitted blocks and equals the plain text run."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    rng = np.random.RandomState(0)
+    n = 90
+    label = np.where(rng.rand(n) < 0.5, "good", "bad")
+    words = {"good": "great lovely solid works", "bad": "broken awful poor refund"}
+    review = [
+        " ".join(rng.choice(words[lab].split(), 3)) + f" item{i % 7}" for i, lab in enumerate(label)
+    ]
+    frame = pd.DataFrame({"review": review, "shop": rng.choice(["n", "s", "e"], n)})
+    frame["count"] = rng.poisson(3, n)
+    mixed = compare_embedders(frame, label, {"tfidf": TfidfVectorizer(), "none": None}, cv=3)
+    alone = compare_embedders(review, label, {"tfidf": TfidfVectorizer()}, cv=3)
+    board = leaderboard(mixed).set_index("embedder")
+    assert board.loc["tfidf", "text_only_score"] == pytest.approx(
+        leaderboard(alone)["mean_test_score"].iloc[0], abs=1e-12
+    )
+    assert np.isnan(board.loc["none", "text_only_score"])
+    none = board.loc["none", "mean_test_score"]
+    assert board.loc["tfidf", "delta_vs_none"] == pytest.approx(
+        board.loc["tfidf", "mean_test_score"] - none
+    )
+    assert "text alone" in format_leaderboard(mixed)
+    assert "text alone" not in format_leaderboard(alone)

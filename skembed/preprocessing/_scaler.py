@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
+import scipy.sparse as sp
 from sklearn.preprocessing import MinMaxScaler, RobustScaler, StandardScaler
+from sklearn.utils import check_array
 from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from ..utils._schema import Instance, Number
+from ..utils._schema import Array, Instance, Number
 from ._base import _DelegatingTransformer
 
 
@@ -45,7 +49,14 @@ class ScalerEmbedder(_DelegatingTransformer):
     Attributes
     ----------
     scaler_ : StandardScaler, MinMaxScaler or RobustScaler
-        The fitted scikit-learn scaler.
+        The fitted scikit-learn scaler, of the columns times ``2**-input_exponent_``.
+    input_exponent_ : numpy.ndarray of int64, shape (``n_features_in_``,)
+        0 for every column whose largest magnitude is below ``2**480`` (about
+        3e144); else the binary exponent of that magnitude, by which the column
+        is divided (exactly: a power of two) before the scaler sees it, in
+        ``fit``, ``transform`` and ``inverse_transform``. The scaler squares
+        and subtracts values, which overflowed to NaN for a constant 1e200
+        column or one 1e308 among 60 rows.
     n_features_in_ : int
     feature_names_in_ : numpy.ndarray of str, shape (``n_features_in_``,)
         Only when ``X`` had string column names.
@@ -65,7 +76,8 @@ class ScalerEmbedder(_DelegatingTransformer):
     NaNs are ignored in ``fit`` and kept in ``transform`` (as in
     scikit-learn); output dtype is float64 (float32 input stays float32);
     output shape equals input shape. Constant columns are mapped to 0 (their
-    scale is taken as 1), never to NaN.
+    scale is taken as 1), never to NaN; finite input gives finite output, up
+    to magnitudes of 1.8e308 (``input_exponent_``). ``inf`` is refused.
 
     References
     ----------
@@ -84,6 +96,7 @@ class ScalerEmbedder(_DelegatingTransformer):
     _state_schema = {
         "scaler_": Instance(StandardScaler, MinMaxScaler, RobustScaler),
         "n_features_in_": Number(low=1),
+        "input_exponent_": Array("iu", (None,), low=0, optional=True),
     }
     _parameter_constraints: dict = {
         "method": [StrOptions({"standard", "minmax", "robust"})],
@@ -131,3 +144,71 @@ class ScalerEmbedder(_DelegatingTransformer):
         return StandardScaler(
             with_mean=self.with_centering, with_std=self.with_scaling, copy=self.copy
         )
+
+    def _shifted(self, X, exponent):
+        """``X`` times ``2**-exponent`` per column (exact), the same type; ``X`` if all 0."""
+        if exponent is None or not np.any(exponent):
+            return X
+        factor = np.ldexp(1.0, -exponent)  # a power of two (subnormal ones too): exact products
+        if hasattr(X, "columns"):
+            return X.mul(factor, axis=1)
+        return check_array(X, dtype=np.float64, ensure_all_finite="allow-nan") * factor
+
+    def fit(self, X, y=None):
+        """Fit the scaler on ``X`` (columns above ``2**480`` in magnitude first rescaled).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Numeric columns; NaN allowed, ``inf`` refused.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : ScalerEmbedder
+        """
+        values = check_array(
+            X, accept_sparse=True, dtype=None, ensure_all_finite="allow-nan", ensure_min_samples=1
+        )
+        exponent = np.zeros(values.shape[1], dtype=np.int64)
+        if not sp.issparse(values) and values.dtype.kind == "f" and values.size:
+            with np.errstate(invalid="ignore"):
+                top = np.nanmax(np.abs(values), axis=0)
+            big = np.nan_to_num(top) > 2.0**480
+            exponent[big] = np.frexp(top[big])[1]
+        super().fit(self._shifted(X, exponent), y)
+        self.input_exponent_ = exponent
+        return self
+
+    def transform(self, X):
+        """Scale ``X`` as fitted.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, ``n_features_in_``)
+
+        Returns
+        -------
+        X_out : numpy.ndarray of shape (n_samples, ``n_features_in_``)
+        """
+        check_is_fitted(self)
+        return super().transform(self._shifted(X, getattr(self, "input_exponent_", None)))
+
+    def inverse_transform(self, X):
+        """Map scaled rows back to the input's units.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, ``n_features_in_``)
+
+        Returns
+        -------
+        X_original : numpy.ndarray of shape (n_samples, ``n_features_in_``)
+        """
+        check_is_fitted(self)
+        out = super().inverse_transform(X)
+        exponent = getattr(self, "input_exponent_", None)
+        if exponent is None or not np.any(exponent):
+            return out
+        return np.ldexp(out, exponent)

@@ -64,3 +64,29 @@ def test_scaler_method_grid_searchable_and_pandas_output(penguins):
     assert isinstance(out, pd.DataFrame) and list(out.columns) == NUMS
     out = OneHotEmbedder().set_output(transform="pandas").fit_transform(data[["island"]])
     assert list(out.columns) == ["island_Biscoe", "island_Dream", "island_Torgersen"]
+
+
+@pytest.mark.parametrize("method", ["standard", "minmax", "robust"])
+def test_finite_input_gives_finite_output_however_large(method):
+    """A constant 1e200 column and one 1e308 in 60 rows became NaN (issue 40)."""
+    import warnings
+
+    rng = np.random.RandomState(0)
+    constant = np.full((7, 1), 1e200)
+    X = rng.rand(60, 2)
+    X[5, 0] = 1e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning either
+        out = ScalerEmbedder(method=method).fit_transform(constant)
+        est = ScalerEmbedder(method=method).fit(X)
+        Z = est.transform(X)
+    np.testing.assert_allclose(out, 0.0, atol=1e-15)  # a constant column maps to 0 (rounding)
+    assert np.isfinite(Z).all() and est.input_exponent_.tolist() == [1024, 0]
+    # the untouched column is scaled exactly as scikit-learn scales it
+    np.testing.assert_allclose(
+        Z[:, 1], est._make_inner().fit_transform(X[:, 1:]).ravel(), rtol=1e-12
+    )
+    # the huge column: the outlier is the largest value, the rest share one value up to 1e-300
+    assert Z[5, 0] == Z[:, 0].max() and np.ptp(np.delete(Z[:, 0], 5)) < 1e-300
+    # scaling by a power of two is undone exactly for the outlier
+    assert est.inverse_transform(Z)[5, 0] == pytest.approx(1e308, rel=1e-12)

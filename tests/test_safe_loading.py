@@ -629,3 +629,46 @@ def test_a_fitted_tabular_pipeline_loads_with_skops(tmp_path):
     np.testing.assert_array_equal(
         load_pipeline(tmp_path / "best.skops").predict(X), pipe.predict(X)
     )
+
+
+# ----------------------------------------------------------------------------- the embedding cache
+def test_a_cache_directory_others_can_write_is_not_read(tmp_path):
+    # issue 40: a file planted in a shared cache directory replaced a vector the victim had
+    # cached; a directory store reads only directories that no one else can write (as ssh)
+    import warnings
+
+    from skembed.exceptions import EmbeddingCacheWarning
+    from skembed.text.transformer._cache import EmbeddingCache
+
+    shared = tmp_path / "shared"
+    EmbeddingCache(shared).put_many("ns", ["doc"], np.ones((1, 2), np.float32))
+    assert EmbeddingCache(shared).get_many("ns", ["doc"])[0] is not None  # private: read
+    os.chmod(shared, 0o777)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = EmbeddingCache(shared).get_many("ns", ["doc"])
+    assert found[0] is None
+    messages = [str(w.message) for w in caught if issubclass(w.category, EmbeddingCacheWarning)]
+    assert len(messages) == 1 and "others can write it (mode 777)" in messages[0]
+    os.chmod(shared, 0o700)
+    os.chmod(shared / "ns", 0o770)  # the namespace's folder is checked too
+    assert EmbeddingCache(shared).get_many("ns", ["doc"])[0] is None
+
+
+def test_a_fifo_named_like_an_entry_does_not_hang_the_cache(tmp_path):
+    # issue 40: a FIFO named like an entry made transform hang (reading it blocks forever)
+    import threading
+
+    from skembed.text.transformer._cache import EmbeddingCache
+
+    store = tmp_path / "cache"
+    EmbeddingCache(store).put_many("ns", ["doc"], np.ones((1, 2), np.float32))
+    os.mkfifo(store / "ns" / ("0" * 32 + ".npy"))  # sorts first
+    result = []
+    reader = threading.Thread(
+        target=lambda: result.append(EmbeddingCache(store).get_many("ns", ["doc"])), daemon=True
+    )
+    reader.start()
+    reader.join(30)
+    assert not reader.is_alive(), "reading the cache hangs on a FIFO"
+    assert result[0][0].tolist() == [1.0, 1.0]

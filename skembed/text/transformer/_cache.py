@@ -48,6 +48,17 @@ and its locking there is unreliable; and a read-only, pre-filled cache can be
 read, whereas ``diskcache.Cache`` writes when it opens ("attempt to write a
 readonly database").
 
+What a directory store trusts (as ssh does with its keys): it reads the entries
+of a directory only when the directory and the namespace's directory belong to
+the user running the process (or root) and no one else can write them (no
+group or other write bit), because anyone who can write there can plant an
+entry that replaces a cached vector. Otherwise it warns once and reads
+nothing there (``chmod go-w``, or use a private directory). It creates its
+directories with mode 0700. It reads regular files only: a FIFO, device or
+symbolic link named like an entry is skipped (opened with ``O_NOFOLLOW`` and
+``O_NONBLOCK`` and checked with ``fstat``), so nothing there can make
+``transform`` hang or read elsewhere.
+
 A process holds the rows of the namespaces it has looked up in memory (4 bytes
 per dimension per row). An NFS client may list a new entry only after its
 attribute cache expires; until then its rows are computed again, never wrong.
@@ -60,6 +71,7 @@ import hashlib
 import io
 import os
 import re
+import stat
 import threading
 import uuid
 import warnings
@@ -285,10 +297,40 @@ class EmbeddingCache:
             self._seen.clear()
 
     # ------------------------------------------------------------------ reading
+    def _untrusted(self, folder):
+        """Why ``folder`` may not be read (others can write it), or ``None``."""
+        try:
+            st = os.stat(folder, follow_symlinks=False)
+        except OSError:
+            return None  # missing: nothing to read
+        if not stat.S_ISDIR(st.st_mode):
+            return "it is not a directory (a symbolic link?)"
+        if hasattr(os, "geteuid") and st.st_uid not in (os.geteuid(), 0):
+            return f"it belongs to user id {st.st_uid}, not to this process's user"
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return f"others can write it (mode {stat.S_IMODE(st.st_mode):o})"
+        return None
+
     def _load_entries(self, namespace):
         ns_dir = self.directory / namespace
+        for folder in (self.directory, ns_dir):
+            reason = self._untrusted(folder)
+            if reason is not None:
+                if ("untrusted", str(folder)) not in self._write_errors:
+                    self._write_errors.add(("untrusted", str(folder)))
+                    self._warn(
+                        f"The embedding cache directory {folder} is not read: {reason}, so "
+                        "an entry planted there could replace a cached vector. Use a "
+                        "directory only you can write (chmod go-w), or cache='memory'.",
+                        stacklevel=4,
+                    )
+                return
         try:
-            names = sorted(e.name for e in os.scandir(ns_dir) if _ENTRY_NAME.fullmatch(e.name))
+            names = sorted(
+                e.name
+                for e in os.scandir(ns_dir)
+                if _ENTRY_NAME.fullmatch(e.name) and e.is_file(follow_symlinks=False)
+            )
         except (FileNotFoundError, NotADirectoryError):
             return
         except OSError as exc:
@@ -306,7 +348,7 @@ class EmbeddingCache:
             seen.add(name)  # read once per process, damaged or not
             path = ns_dir / name
             try:
-                keys, vectors = decode_entry(path.read_bytes(), name)
+                keys, vectors = decode_entry(_read_regular(path), name)
                 width = self._widths.setdefault(namespace, vectors.shape[1])
                 if vectors.shape[1] != width:
                     raise DamagedEntry(
@@ -394,7 +436,8 @@ class EmbeddingCache:
         name = f"{_digest(data)}.npy"
         tmp = ns_dir / f".{uuid.uuid4().hex}.tmp"
         try:
-            ns_dir.mkdir(parents=True, exist_ok=True)
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            ns_dir.mkdir(mode=0o700, exist_ok=True)
             with open(tmp, "xb") as f:
                 f.write(data)
             os.replace(tmp, ns_dir / name)  # atomic: readers see all of it or nothing
@@ -425,6 +468,19 @@ class EmbeddingCache:
         # stacklevel counts frames from this one: callers pass the level of the
         # function that called get_many/put_many
         warnings.warn(message, EmbeddingCacheWarning, stacklevel=stacklevel)
+
+
+def _read_regular(path):
+    """The bytes of ``path`` if it is a regular file (not a FIFO, device or link)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise DamagedEntry("not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
 
 
 _MEMORY = EmbeddingCache()

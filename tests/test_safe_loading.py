@@ -672,3 +672,52 @@ def test_a_fifo_named_like_an_entry_does_not_hang_the_cache(tmp_path):
     reader.join(30)
     assert not reader.is_alive(), "reading the cache hangs on a FIFO"
     assert result[0][0].tolist() == [1.0, 1.0]
+
+
+# ----------------------------------------------------------------------------- paths and names
+def test_a_stored_cache_directory_is_not_written(tmp_path, fitted_pipelines, monkeypatch):
+    # issue 40: state with cache="<dir>" made predict create that tree and write there
+    pipeline = fitted_pipelines(_bert_pipeline)
+    bert = _instances(pipeline, _bert_class())[0]
+    planted = tmp_path / "planted" / "tree"
+    monkeypatch.setattr(bert, "cache", str(planted))
+    path = tmp_path / "crafted.skops"
+    sio.dump(pipeline, path)
+    with pytest.warns(UserWarning, match="stored cache=.* is not used"):
+        loaded = load_pipeline(path)
+    loaded.predict(DOCS[:2])
+    assert not (tmp_path / "planted").exists()
+
+
+def test_a_stored_hub_name_never_downloads(tmp_path, fitted_pipelines, monkeypatch):
+    # issue 40: state with model="some-org/some-model" (no stored weights) made load_pipeline
+    # try to download it; a file's model loads from local files only
+    import transformers
+
+    pipeline = fitted_pipelines(_bert_pipeline)
+    bert = _instances(pipeline, _bert_class())[0]
+    monkeypatch.setattr(bert, "model", "some-org/some-model")
+    monkeypatch.setattr(bert, "store_weights", False)
+    path = tmp_path / "crafted.skops"
+    sio.dump(pipeline, path)
+    asked = []
+
+    def from_pretrained(location, **kwargs):
+        asked.append(kwargs)
+        raise OSError("not in the local cache")
+
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", from_pretrained)
+    from skembed.text.transformer._loading import clear_model_cache
+
+    clear_model_cache()
+    with pytest.warns(UserWarning, match="could not reload"):
+        loaded = load_pipeline(path)
+    with pytest.raises(Exception):  # noqa: B017 - whatever the error, it is local
+        loaded.predict(DOCS[:2])
+    assert asked and all(kw.get("local_files_only") is True for kw in asked), asked
+
+
+def _bert_class():
+    from skembed.text import BertPooledEmbedder
+
+    return BertPooledEmbedder

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from contextlib import nullcontext
 from numbers import Integral
 
 import numpy as np
@@ -23,7 +24,7 @@ from . import _export
 from ._cache import EmbeddingCache, get_cache, text_hash
 from ._calibration import calibration_sample
 from ._encoder import EncoderMixin
-from ._loading import DEFAULT_MODEL, load_encoder, resolve_model
+from ._loading import DEFAULT_MODEL, load_encoder, never_download, resolve_model
 from ._runner import load_runner
 from ._weights import rebuild_from_weights
 
@@ -247,8 +248,11 @@ class BertPooledEmbedder(
 
     #: fitted state checked on load (utils._schema)
     _state_schema = {
-        "model_": Instance("torch.nn.modules.module.Module"),
-        "tokenizer_": Instance("transformers.tokenization_utils_base.PreTrainedTokenizerBase"),
+        # rebuilt on load (never read from the file); None until a failed reload is retried
+        "model_": Instance("torch.nn.modules.module.Module", optional=True),
+        "tokenizer_": Instance(
+            "transformers.tokenization_utils_base.PreTrainedTokenizerBase", optional=True
+        ),
         "layers_": Instance(list),
         "max_length_": Number(low=1),
         "_window": Number(low=1, below="max_length_", optional=True),
@@ -407,7 +411,8 @@ class BertPooledEmbedder(
         check_is_fitted(self, "device_")
         documents = self._check_documents(X)
         if self.__dict__.get("model_") is None:  # unpickled without a reloadable model
-            self._load(self.device_)
+            with never_download() if self.__dict__.get("_from_file") else nullcontext():
+                self._load(self.device_)
         return self._texts(documents)
 
     def transform(self, X):

@@ -26,7 +26,7 @@ import numpy as np
 from ...utils._compute import device_after_unpickling, limit_threads
 from ...utils._progress import progress
 from ._export import calibration_hash, input_names
-from ._loading import TORCH_INT8_METHOD, LoadedEncoder, special_ids
+from ._loading import TORCH_INT8_METHOD, LoadedEncoder, never_download, special_ids
 from ._weights import StoredWeightsError, export_weights
 
 __all__ = ["EncoderMixin"]
@@ -259,7 +259,7 @@ class EncoderMixin:
     # ------------------------------------------------------------------ pickling
     def __getstate__(self):
         state = dict(super().__getstate__())  # object.__getstate__ returns __dict__ itself
-        for key in ("model_", "tokenizer_", "_runner"):
+        for key in ("model_", "tokenizer_", "_runner", "_from_file"):
             state.pop(key, None)
         loaded = self.__dict__.get("model_") is not None
         if self.store_weights and loaded and not isinstance(self.model, (tuple, list)):
@@ -269,13 +269,25 @@ class EncoderMixin:
     def __setstate__(self, state):
         stored = state.pop("_stored_weights", None)
         state.setdefault("_calibration", [])
+        cache = state.get("cache")
+        if not (cache is None or (isinstance(cache, str) and cache == "memory")):
+            # a file does not choose where this process writes: its cache directory is dropped
+            warnings.warn(
+                f"{type(self).__name__}: the stored cache={cache!r} is not used (a loaded file "
+                "does not choose where this process writes); set_params(cache=...) to use one.",
+                UserWarning,
+                stacklevel=2,
+            )
+            state["cache"] = None
+        state["_from_file"] = True  # its model loads from local files only, never downloads
         super().__setstate__(state)
         if "device_" not in state:
             return
         self.model_ = None
         device = device_after_unpickling(self, self.device_)
         try:
-            self._load(device, stored)
+            with never_download():
+                self._load(device, stored)
         except StoredWeightsError:  # damaged or crafted stored weights: refused, not retried
             raise
         except Exception as exc:  # noqa: BLE001 - reported, retried at transform

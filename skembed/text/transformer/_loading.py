@@ -70,6 +70,23 @@ _CACHE: dict = {}
 #: process is the contract Dask workers rely on (read it with :func:`model_load_count`)
 _N_LOADS = 0
 _LOCK = threading.RLock()
+#: set (per thread) while an estimator restores itself from a file: loading never downloads
+_NO_DOWNLOAD = threading.local()
+
+
+@contextlib.contextmanager
+def never_download():
+    """Within this block, hub models load from the local Hugging Face cache only.
+
+    An estimator restored from a pickle or skops file loads its model here: a
+    name stored in a file must not make the process reach the network.
+    """
+    before = getattr(_NO_DOWNLOAD, "on", False)
+    _NO_DOWNLOAD.on = True
+    try:
+        yield
+    finally:
+        _NO_DOWNLOAD.on = before
 
 
 @dataclass(frozen=True)
@@ -372,6 +389,8 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
         kwargs = {"local_files_only": True}
         if source.kind == "hub":
             kwargs = {"revision": revision}
+            if getattr(_NO_DOWNLOAD, "on", False):  # restored from a file: never download
+                kwargs["local_files_only"] = True
         try:
             config = AutoConfig.from_pretrained(source.location, **kwargs)
         except OSError as exc:

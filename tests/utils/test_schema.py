@@ -116,7 +116,7 @@ def test_a_consistent_state_passes():
         ({"table_": "abc"}, "table_ is a str, not a numpy array"),
         ({"out_": np.zeros((3, 4), np.float32)}, "out_ has shape .* where vocabulary_ implies 2"),
         ({"bucket_ids_": np.array([0, 5], np.int32)}, "bucket_ids_ holds id 5, not below n_buckets=5"),
-        ({"pad_": 3}, "pad_ is 3, not below 3"),
+        ({"pad_": 3}, "pad_ is 3, not below V=3"),
         ({"pad_": 1.5}, "pad_ is 1.5, not an integer"),
         ({"tag_": 1}, "tag_ is a int, not a str"),
     ],

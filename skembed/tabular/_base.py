@@ -40,7 +40,7 @@ from ..utils._schema import CheckedStateMixin, Instance, Number
 from ..utils._seeding import forked_torch_rng, seed_from_random_state, torch_generator
 from ..utils._state import restore_on_failure
 from ..utils._training import run_epochs
-from ._preprocess import TabularPreprocessor, _is_dataframe
+from ._preprocess import TabularPreprocessor, _is_dataframe, nonfinite_message
 
 #: rows per forward pass at inference (transform, score, validation loss)
 INFERENCE_BATCH = 8192
@@ -255,12 +255,7 @@ class BaseTabularEmbedder(ClassNamePrefixFeaturesOutMixin, BaseNeuralTabularEmbe
         if Xt.ndim != 2:
             raise ValueError(f"The preprocessor returned an array of shape {Xt.shape}; 2-D needed.")
         if not np.isfinite(Xt).all():
-            raise ValueError(
-                f"Input of {type(self).__name__} contains NaN or infinity after preprocessing "
-                f"(preprocessor={self.preprocessor!r} does not impute). Use preprocessor='auto' "
-                "(median imputation with indicator columns, missing category for categoricals), "
-                "add a SimpleImputer to your preprocessor, or drop the rows."
-            )
+            raise ValueError(nonfinite_message(self, X, Xt))
         return Xt
 
     def _layout(self):

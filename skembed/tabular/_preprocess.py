@@ -62,7 +62,7 @@ def categories_as_str(X):
 def _is_numeric_column(values) -> bool:
     if values.dtype.kind in "iuf":
         return True
-    if values.dtype.kind == "b":
+    if values.dtype.kind in "bUS":  # a numpy str array is a string column, even of digits
         return False
     try:
         np.asarray(values, dtype=np.float64)
@@ -82,8 +82,9 @@ def column_kinds(X):
     -------
     numeric, categorical : list of (str or int)
         Column names (DataFrame) or positions (array). ``bool``, ``object``,
-        ``category`` and ``string`` columns are categorical; for object
-        arrays, a column is numeric when all its values convert to float.
+        ``category`` and ``string`` columns are categorical, and so are the
+        columns of a numpy ``str`` array (dtype ``<U``/``S``, digits or not); for
+        object arrays, a column is numeric when all its values convert to float.
     """
     numeric, categorical = [], []
     if _is_dataframe(X):
@@ -426,3 +427,35 @@ class TabularPreprocessor(CheckedStateMixin, TransformerMixin, BaseEstimator):
         for c in self.columns_:
             out[:, c] = columns[c]
         return out
+
+
+def nonfinite_message(est, X, Xt):
+    """Why ``est``'s float32 rows ``Xt`` (from ``X``) hold NaN or inf, naming value and column.
+
+    A value past float32's range (1e308 once read "contains NaN or infinity... use
+    preprocessor='auto'" with preprocessor='auto'), a missing value, or what the
+    preprocessor returned.
+    """
+    name = type(est).__name__
+    rows, cols = np.nonzero(~np.isfinite(Xt))
+    row, col = int(rows[0]), int(cols[0])
+    if est.preprocessor_ is None:  # the input's own columns: name the value and the column
+        value = np.asarray(X[row] if not _is_dataframe(X) else X.iloc[row])[col]
+        column = X.columns[col] if _is_dataframe(X) else col
+        if np.isfinite(float(value)):
+            return (
+                f"{name}: column {column!r} holds {float(value):g} in row {row}, beyond the "
+                f"float32 range (±{np.finfo(np.float32).max:.1e}) the network trains in: "
+                "rescale that column (preprocessor='auto' standardizes it) or drop the row."
+            )
+        return (
+            f"{name}: column {column!r} holds {'NaN (a missing value)' if value != value else value} "
+            f"in row {row} and preprocessor=None "
+            "does not impute: use preprocessor='auto' (median imputation with indicator "
+            "columns), add a SimpleImputer to your preprocessor, or drop the rows."
+        )
+    return (
+        f"{name}: preprocessor={est.preprocessor!r} returned {Xt[row, col]} in row {row}, "
+        f"output column {col}, which the network cannot train on: impute missing values "
+        "(a SimpleImputer), rescale very large ones, or drop the row."
+    )

@@ -411,8 +411,18 @@ class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
         widths = self._widths(cards)
 
         numeric = self._numeric(X)
-        mean = np.nanmean(numeric, axis=0) if numeric.shape[1] else np.zeros(0)
-        scale = np.nanstd(numeric, axis=0) if numeric.shape[1] else np.zeros(0)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow: refused just below
+            mean = np.nanmean(numeric, axis=0) if numeric.shape[1] else np.zeros(0)
+            scale = np.nanstd(numeric, axis=0) if numeric.shape[1] else np.zeros(0)
+        overflow = ~np.isfinite(scale) & np.isfinite(numeric).any(axis=0)
+        if overflow.any():  # 1e308 made the loss NaN and the advice was to lower learning_rate
+            j = int(np.flatnonzero(overflow)[0])
+            row = int(np.nanargmax(np.abs(numeric[:, j])))
+            raise ValueError(
+                f"{type(self).__name__}: numeric column {self._input_names()[num[j]]!r} holds "
+                f"{numeric[row, j]:g} in row {row}, too large to standardise (its variance "
+                "overflows float64): rescale that column (e.g. a log) or drop the row."
+            )
         mean = np.where(np.isfinite(mean), mean, 0.0)
         scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
         self.numeric_mean_, self.numeric_scale_ = mean, scale

@@ -186,3 +186,22 @@ def test_pickle_weights_only_and_missing_device_fallback(fitted_ae, penguins, mo
     assert moved.device_ == "cpu"
     assert next(moved.model_.parameters()).device.type == "cpu"
     np.testing.assert_array_equal(moved.transform(penguins), fitted_ae.transform(penguins))
+
+
+@pytest.mark.parametrize("cls", [AutoencoderEmbedder, VAEEmbedder])
+def test_a_huge_value_is_named_with_its_column(cls):
+    """1e308 read "contains NaN or infinity ... (preprocessor='auto' does not impute). Use
+    preprocessor='auto'" (issue 40): name the value and the column, or train."""
+    import pandas as pd
+
+    rng = np.random.RandomState(0)
+    frame = pd.DataFrame({"size": rng.rand(60), "price": rng.rand(60)})
+    frame.loc[5, "price"] = 1e308
+    with pytest.raises(ValueError) as info:
+        cls(n_components=2, epochs=1, preprocessor=None, random_state=0).fit(frame)
+    message = str(info.value)
+    assert "column 'price' holds 1e+308 in row 5, beyond the float32 range" in message
+    assert "NaN" not in message and "impute" not in message
+    # preprocessor='auto' standardises the column (finitely): it trains
+    Z = cls(n_components=2, epochs=1, random_state=0).fit_transform(frame)
+    assert Z.shape == (60, 2) and np.isfinite(Z).all()

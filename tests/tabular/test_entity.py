@@ -307,3 +307,22 @@ def _city_frame():
     return pd.DataFrame({"city": list("abcab" * 4)})
 
 
+def test_a_huge_numeric_value_is_named_not_blamed_on_the_learning_rate():
+    """1e308 advised lowering learning_rate (issue 40)."""
+    import pandas as pd
+
+    rng = np.random.RandomState(0)
+    frame = pd.DataFrame({"city": rng.choice(["a", "b"], 60), "price": rng.rand(60)})
+    frame.loc[7, "price"] = 1e308
+    with pytest.raises(ValueError, match=r"numeric column 'price' holds 1e\+308 in row 7") as info:
+        EntityEmbedder(epochs=1, random_state=0).fit(frame, rng.randint(0, 2, 60))
+    assert "learning_rate" not in str(info.value)
+
+
+def test_a_numpy_str_array_is_categorical_even_of_digits():
+    """A '<U2' array was read as numbers and refused: no categorical column (issue 40)."""
+    X = np.array([["10", "1"], ["20", "2"], ["30", "1"]] * 10)
+    y = np.array([0, 1, 1] * 10)
+    est = EntityEmbedder(epochs=1, random_state=0).fit(X, y)
+    assert est.categorical_features_.tolist() == [0, 1]
+    assert [len(c) for c in est.categories_] == [3, 2]

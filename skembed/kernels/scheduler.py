@@ -10,8 +10,7 @@ it touched (:func:`skembed.kernels._phases._merge_phase`). Each variant supplies
   :func:`~skembed.kernels.word2vec.train_part` (:data:`PER_EXAMPLE`),
   :func:`~skembed.kernels.word2vec.train_part_shared` (:data:`SHARED_SKIPGRAM`),
   :func:`~skembed.kernels.word2vec.train_part_bag` (:data:`SHARED_BAG`) or
-  :func:`~skembed.kernels.word2vec.train_part_cbow_shared` (:data:`SHARED_CBOW`), once
-  per part and phase, outside the inner loops;
+  :func:`~skembed.kernels.word2vec.train_part_cbow_shared` (:data:`SHARED_CBOW`);
 - ``doc = (doc_rows, dm, dbow_words, shared)`` (Doc2Vec): :func:`skembed.kernels.doc2vec.train_part`,
   or with ``shared`` (pure PV-DBOW, negative sampling)
   :func:`~skembed.kernels.doc2vec.train_part_dbow_shared`.
@@ -19,7 +18,11 @@ it touched (:func:`skembed.kernels._phases._merge_phase`). Each variant supplies
 The choice between the two families, like ``sub is None`` and ``phase is None``, is made
 by the *type* of the argument when numba compiles :func:`run_phases` (``@overload``), so
 every variant is its own machine code with no branch on the variant in its inner loops
-(such branches cost ~30%).
+(such branches cost ~30%). The variant too: it is passed as a tuple of ``variant`` zeros,
+whose length is part of its type, so each compiled loop holds the one train part it runs.
+A first fit with an empty numba cache then compiles one train part, not all four (the
+three estimators' first fits on 200 tiny documents, 2-core Xeon, load 3.5-4: 218 s ->
+80 s); :func:`compile_notice` lets the estimators say when that happens.
 
 The public entry points live here too, above the variants they dispatch to (so no module
 imports this one back): :func:`train_word2vec_chunk`, :func:`train_doc2vec_chunk`, and
@@ -28,8 +31,12 @@ imports this one back): :func:`train_word2vec_chunk`, :func:`train_doc2vec_chunk
 
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
+
 import numpy as np
 from numba import njit, prange, types
+from numba.core import event
 from numba.extending import overload
 
 from . import doc2vec as _d2v
@@ -58,6 +65,9 @@ SHARED_SKIPGRAM = 1
 SHARED_BAG = 2
 #: :func:`skembed.kernels.word2vec.train_part_cbow_shared` (CBOW, batches of centre words)
 SHARED_CBOW = 3
+#: ``variant`` of Doc2Vec: :func:`skembed.kernels.doc2vec.train_part_dbow_shared` (pure PV-DBOW,
+#: shared negatives); :data:`PER_EXAMPLE`: :func:`skembed.kernels.doc2vec.train_part`
+SHARED_DBOW = 4
 
 
 def _is_none(x):
@@ -77,27 +87,30 @@ def _train_step_impl(
     doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
     part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
 ):  # fmt: skip
+    v = len(variant.types)  # the marker's length: fixed when numba compiles run_phases
     if _is_none(doc):
+        part = {
+            SHARED_CBOW: _w2v.train_part_cbow_shared,
+            SHARED_BAG: _w2v.train_part_bag,
+            SHARED_SKIPGRAM: _w2v.train_part_shared,
+        }.get(v)
+        if part is not None:
+
+            def shared_step(
+                doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end,
+                part_start, part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
+            ):  # fmt: skip
+                return part(
+                    syn0, syn1neg, ids, offsets, c, sub, p_start, p_end, part_start, part_tokens,
+                    alpha_start, alpha_end, state, ws, need, tmp,
+                )  # fmt: skip
+
+            return shared_step
 
         def word2vec_step(
             doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
             part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
         ):  # fmt: skip
-            if variant == SHARED_CBOW:
-                return _w2v.train_part_cbow_shared(
-                    syn0, syn1neg, ids, offsets, c, sub, p_start, p_end, part_start, part_tokens,
-                    alpha_start, alpha_end, state, ws, need, tmp,
-                )  # fmt: skip
-            if variant == SHARED_BAG:
-                return _w2v.train_part_bag(
-                    syn0, syn1neg, ids, offsets, c, sub, p_start, p_end, part_start, part_tokens,
-                    alpha_start, alpha_end, state, ws, need, tmp,
-                )  # fmt: skip
-            if variant == SHARED_SKIPGRAM:
-                return _w2v.train_part_shared(
-                    syn0, syn1neg, ids, offsets, c, sub, p_start, p_end, part_start, part_tokens,
-                    alpha_start, alpha_end, state, ws, need, tmp,
-                )  # fmt: skip
             return _w2v.train_part(
                 syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
                 part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
@@ -105,15 +118,23 @@ def _train_step_impl(
 
         return word2vec_step
 
-    def doc2vec_step(
-        doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
-        part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
-    ):  # fmt: skip
-        if doc[3]:
+    if v == SHARED_DBOW:
+
+        def dbow_step(
+            doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
+            part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
+        ):  # fmt: skip
             return _d2v.train_part_dbow_shared(
                 syn0, syn1neg, ids, offsets, doc[0], c, p_start, p_end, part_start, part_tokens,
                 alpha_start, alpha_end, state, ws, need, tmp,
             )  # fmt: skip
+
+        return dbow_step
+
+    def doc2vec_step(
+        doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
+        part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
+    ):  # fmt: skip
         return _d2v.train_part(
             syn0, syn1neg, syn1, ids, offsets, doc[0], c, doc[1], doc[2], p_start, p_end,
             part_start, part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
@@ -131,7 +152,7 @@ def _phase_buffers(doc, variant, c, n_rows, dim, max_ctx):
 def _phase_buffers_impl(doc, variant, c, n_rows, dim, max_ctx):
     if _is_none(doc):
         return lambda doc, variant, c, n_rows, dim, max_ctx: _buffer_sizes(
-            c, n_rows, dim, variant != PER_EXAMPLE, max_ctx
+            c, n_rows, dim, len(variant) != PER_EXAMPLE, max_ctx
         )
 
     def doc2vec_buffers(doc, variant, c, n_rows, dim, max_ctx):
@@ -164,9 +185,10 @@ def run_phases(
         FastText's subword rows of each word; ``None``: word ``w`` is row ``w``.
     doc : tuple (doc_rows int64 (n_docs,), dm bool, dbow_words bool, shared bool) or None
         Doc2Vec's document rows and mode; ``None``: Word2Vec/FastText.
-    variant : int
-        Word2Vec/FastText's train part (:data:`PER_EXAMPLE` ... :data:`SHARED_CBOW`);
-        not read for Doc2Vec.
+    variant : tuple of ``v`` zeros
+        The train part ``v`` (Word2Vec/FastText: :data:`PER_EXAMPLE` ...
+        :data:`SHARED_CBOW`; Doc2Vec: :data:`PER_EXAMPLE` or :data:`SHARED_DBOW`), as a
+        tuple whose length numba sees when it compiles.
     phase : int or None
         Centre tokens per part and phase (deterministic); ``None``: lock-free.
     alpha_start, alpha_end : float
@@ -215,7 +237,54 @@ def run_phases(
     return stats
 
 
-def train_word2vec_chunk(syn0, syn1neg, syn1, ids, offsets, config, alpha_start, alpha_end, seed, n_parts):
+class _CompileNotice(event.Listener):
+    """Calls ``notify("start")`` when numba starts compiling (not loading from its disk cache)
+    and ``notify(seconds)`` when that outermost compilation ends."""
+
+    def __init__(self, notify):
+        self.report, self.depth, self.t0 = notify, 0, 0.0
+
+    def on_start(self, ev):
+        self.depth += 1
+        if self.depth == 1:
+            self.t0 = time.perf_counter()
+            self.report("start")
+
+    def on_end(self, ev):
+        self.depth -= 1
+        if self.depth == 0:
+            self.report(time.perf_counter() - self.t0)
+
+
+@contextmanager
+def compile_notice(notify):
+    """Tell ``notify`` while a kernel compiles in this context (a first use, empty cache).
+
+    numba's ``numba:compile`` event fires only when machine code is built, not when it is
+    loaded from the on-disk cache, so a warm process never calls ``notify``.
+
+    Parameters
+    ----------
+    notify : callable
+        Called with ``"start"`` when an outermost compilation starts, then with its
+        duration in seconds (float) when it ends.
+
+    Examples
+    --------
+    >>> from skembed.kernels.scheduler import compile_notice
+    >>> seen = []
+    >>> with compile_notice(seen.append):
+    ...     pass
+    >>> seen
+    []
+    """
+    with event.install_listener("numba:compile", _CompileNotice(notify)):
+        yield
+
+
+def train_word2vec_chunk(
+    syn0, syn1neg, syn1, ids, offsets, config, alpha_start, alpha_end, seed, n_parts
+):
     """Train on one corpus chunk split into ``n_parts`` contiguous slices of documents.
 
     See :mod:`skembed.kernels.word2vec`'s docstring for the parameters and the two modes
@@ -245,7 +314,7 @@ def train_word2vec_chunk(syn0, syn1neg, syn1, ids, offsets, config, alpha_start,
     else:
         variant = SHARED_SKIPGRAM
     return run_phases(
-        syn0, syn1neg, syn1, ids, offsets, c, sub, None, variant, phase, alpha_start, alpha_end,
+        syn0, syn1neg, syn1, ids, offsets, c, sub, None, (0,) * variant, phase, alpha_start, alpha_end,
         seed, n_parts,
     )  # fmt: skip
 
@@ -289,6 +358,6 @@ def train_doc2vec_chunk(
     shared = bool(c.shared_negatives and not dm and not dbow_words and not c.hs and c.negative > 0)
     doc = (doc_rows, bool(dm), bool(dbow_words), shared)
     return run_phases(
-        syn0, syn1neg, syn1, ids, offsets, c, None, doc, PER_EXAMPLE, phase,
-        alpha_start, alpha_end, seed, n_parts,
+        syn0, syn1neg, syn1, ids, offsets, c, None, doc, (0,) * (SHARED_DBOW if shared else 0),
+        phase, alpha_start, alpha_end, seed, n_parts,
     )  # fmt: skip

@@ -7,7 +7,6 @@ from skembed.kernels import sampling as S
 from skembed.kernels.scheduler import train_word2vec_chunk as train_chunk
 from skembed.kernels.word2vec import (
     KernelConfig,
-    prepare_chunk,
 )
 
 SIG, LOGSIG = S.sigmoid_tables()
@@ -226,67 +225,6 @@ def test_nan_scores_are_flagged():
     assert stats[0, 2] == 1.0
 
 
-def test_huffman_tree_code_lengths_and_prefix_free():
-    counts = np.array([5, 3, 1, 1])
-    codes, points, lengths = S.huffman_tree(counts)
-    # merges 1+1, 2+3, 5+5: optimal lengths 1, 2, 3, 3
-    assert lengths.tolist() == [1, 2, 3, 3]
-    words = ["".join(map(str, codes[w, : lengths[w]])) for w in range(4)]
-    for a in words:
-        assert sum(b.startswith(a) for b in words) == 1
-    assert (points[:, 0][lengths > 0] == 2).all()  # root = n - 2, first on every path
-    c, p, n = S.huffman_tree([7])
-    assert n.tolist() == [0]
-
-
-def test_alias_table_encodes_the_distribution_exactly():
-    probs = S.noise_distribution([10, 5, 3, 1, 1], 0.75)
-    np.testing.assert_allclose(
-        probs, np.array([10, 5, 3, 1, 1]) ** 0.75 / (np.array([10, 5, 3, 1, 1]) ** 0.75).sum()
-    )
-    prob, alias = S.alias_table(probs)
-    n = len(probs)
-    implied = prob.astype(np.float64) / n
-    np.add.at(implied, alias, (1.0 - prob.astype(np.float64)) / n)
-    np.testing.assert_allclose(implied, probs, atol=1e-6)
-    table = S.cumulative_table([10, 5, 3, 1, 1])
-    assert table[-1] == 2**31 - 1 and (np.diff(table.astype(np.int64)) > 0).all()
-
-
-def test_keep_probabilities_word2vec_formula():
-    counts = np.array([1000, 100, 10, 1])
-    keep = S.keep_probabilities(counts, sample=1e-2)
-    t = 1e-2 * counts.sum()  # 11.11
-    expected = np.minimum((np.sqrt(counts / t) + 1) * t / counts, 1.0)
-    np.testing.assert_allclose(keep, expected, rtol=1e-6)
-    assert keep[-1] == 1.0 and keep[0] < 0.2
-    assert (S.keep_probabilities(counts, sample=0) == 1).all()
-
-
-def test_lcg_and_sigmoid_tables():
-    assert S.lcg_next(1) == 25214903917 + 11
-    assert S.lcg_next(2**64 - 1) == (-25214903917 + 11) % 2**64
-    sig, logsig = S.sigmoid_tables()
-    assert sig[500] == pytest.approx(0.5) and sig[0] == pytest.approx(1 / (1 + np.exp(6)))
-    np.testing.assert_allclose(logsig, np.log(sig.astype(np.float64)), rtol=2e-5, atol=1e-7)
-
-
-def test_prepare_chunk_remaps_drops_and_subsamples():
-    raw = np.array([0, 1, 2, 3, 0, 2], np.int32)
-    offsets = np.array([0, 3, 6], np.int64)
-    remap = np.array([1, -1, 0, 2], np.int32)
-    ids, offs, n_known = prepare_chunk(raw, offsets, remap, np.ones(3, np.float32), 0)
-    assert ids.tolist() == [1, 0, 2, 1, 0] and offs.tolist() == [0, 2, 5] and n_known == 5
-    keep = np.array([1.0, 0.5, 1.0], np.float32)
-    many = np.tile(raw, 5000)
-    ids, offs, _ = prepare_chunk(many, np.array([0, many.size]), remap, keep, 1)
-    frac = (ids == 1).sum() / 10000  # word 1 occurs 10000 times before subsampling
-    assert abs(frac - 0.5) < 0.03
-    assert (ids == 0).sum() == 10000  # keep probability 1: never dropped
-    again, _, _ = prepare_chunk(many, np.array([0, many.size]), remap, keep, 1)
-    np.testing.assert_array_equal(ids, again)
-
-
 def test_shared_negatives_window_step_matches_reference():
     # every window's scores come from the same parameters, then all rows are updated
     dim = 4
@@ -393,30 +331,3 @@ def test_cbow_shared_batch_matches_numpy_reference():
     assert stats[0, 1] == n_centres == 11
     assert stats[0, 0] == pytest.approx(loss, rel=1e-5)
     assert stats[0, 2] == 0
-
-
-@pytest.mark.parametrize("n", [1, 2, 3, 4, 7])
-def test_block_scores_and_gradients_equal_numpy(n):
-    # the score-first helpers of the shared-negative kernels: blocks of 4, 2 and 1 rows
-    from skembed.kernels._core import _block_scores, _input_gradient, _output_gradient
-
-    rng = np.random.default_rng(n)
-    dim, n_out = 21, 5
-    L = rng.standard_normal((n, dim)).astype(np.float32)
-    W1 = rng.standard_normal((9, dim)).astype(np.float32)
-    outs = np.array([3, 0, 8, 3, 5], dtype=np.int64)  # a row may repeat
-    sc = np.zeros((n_out, n), np.float32)
-    for j in range(n_out):
-        _block_scores(W1, outs[j], L, n, sc, j, dim)
-    np.testing.assert_allclose(sc, W1[outs] @ L.T, rtol=1e-5, atol=1e-5)
-    g = rng.standard_normal((n_out, n)).astype(np.float32)
-    err = rng.standard_normal((n, dim)).astype(np.float32)
-    expected = err.copy()
-    for i in range(n):
-        expected[i] += g[1:, i] @ W1[outs[1:]]  # output rows 1..4 (two pairs), as CBOW's noise
-        _input_gradient(err, i, W1, outs, g, 1, n_out, dim)
-    np.testing.assert_allclose(err, expected, rtol=1e-5, atol=1e-5)
-    outg = np.full((n_out, dim), 99.0, np.float32)  # overwritten, not added to
-    for j in range(n_out):
-        _output_gradient(outg, j, L, g, n, dim)
-    np.testing.assert_allclose(outg, g @ L, rtol=1e-5, atol=1e-5)

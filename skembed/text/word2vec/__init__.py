@@ -4,7 +4,8 @@
   with Facebook's file formats in ``_fasttext_io``), :class:`Doc2VecTransformer` (``_doc2vec``);
 - ``_family``: the family's base (parameters, vocabulary, weights, the one place engines are built);
 - ``_training``: corpus encoding, kernel tables and the epoch step;
-- ``_engines``: the engines that train a chunk (numba, torch, torch-batched, Doc2Vec's).
+- ``_engines``: the engines that train a chunk (numba, torch, torch-batched, Doc2Vec's);
+- :func:`warm_up`: compile the common configurations' kernels (``tools/setup.sh`` runs it).
 """
 
 from ._doc2vec import Doc2VecTransformer
@@ -17,3 +18,50 @@ __all__ = [
     "FastTextTransformer",
     "Word2VecTransformer",
 ]
+
+
+#: (estimator, parameters) whose kernels :func:`warm_up` compiles: every estimator's defaults
+#: and CBOW (the deterministic mode; ``lock_free=True`` and ``hs=1`` compile on first use)
+WARM_UP = (
+    ("Word2VecTransformer", {}),
+    ("Word2VecTransformer", {"sg": 0}),
+    ("FastTextTransformer", {}),
+    ("Doc2VecTransformer", {}),
+    ("Doc2VecTransformer", {"dm": 1}),
+)
+
+
+def warm_up(verbose=1):
+    """Compile (or load from numba's disk cache) the kernels of the common configurations.
+
+    ``tools/setup.sh`` runs it once after installing, so that a user's first fit loads
+    machine code instead of compiling it (tens of seconds per configuration on 2 cores).
+    numba's cache is kept beside the installed kernels (``skembed/kernels/__pycache__``,
+    or numba's user cache directory where that is not writable) and is checked against
+    the sources (``skembed.kernels._drop_stale_cache``); with a warm cache this takes
+    about a second per configuration.
+
+    Parameters
+    ----------
+    verbose : int, default=1
+        Print one line per configuration with its seconds.
+
+    Returns
+    -------
+    seconds : list of float
+        Wall seconds of each fit of :data:`WARM_UP`, in order.
+    """
+    import time
+
+    classes = {
+        c.__name__: c for c in (Word2VecTransformer, FastTextTransformer, Doc2VecTransformer)
+    }
+    docs = [f"w{i % 7} w{i % 5} w{i % 3} w{i % 11} w{i % 2}" for i in range(40)]
+    seconds = []
+    for name, params in WARM_UP:
+        t0 = time.perf_counter()
+        classes[name](min_count=1, epochs=1, vector_size=8, random_state=0, **params).fit(docs)
+        seconds.append(time.perf_counter() - t0)
+        if verbose:
+            print(f"skembed warm-up: {name}({params}) {seconds[-1]:.1f} s", flush=True)
+    return seconds

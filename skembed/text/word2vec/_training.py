@@ -46,7 +46,9 @@ when the estimator gives the rows of its documents (:func:`train_epochs`'s
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 import tempfile
 import time
 from array import array
@@ -58,6 +60,40 @@ from ...exceptions import diverged
 from ...utils._seeding import mix_seed
 from ...utils._training import run_epochs
 from .._analyzer import effective_window  # re-exported: the shared window clip
+
+logger = logging.getLogger(__name__)
+
+
+def compile_notifier(estimator):
+    """The ``notify`` of :func:`skembed.kernels.scheduler.compile_notice` for ``estimator``.
+
+    A kernel's first use with an empty numba cache compiles it (seconds to tens of
+    seconds): one line on stderr at ``verbose >= 1``, else a logging warning, so a first
+    fit never looks like a hang; the end is a line (``verbose``) or an INFO record.
+    """
+    name = type(estimator).__name__
+    announced = []
+
+    def notify(what):
+        if what == "start":
+            if announced:  # one announcement per fit (a fit may compile two kernels)
+                return
+            announced.append(True)
+            msg = (
+                f"{name}: compiling the numba training kernel for these parameters; once, "
+                "then it is cached on disk (tens of seconds on 2 cores)"
+            )
+        else:
+            msg = f"{name}: training kernel compiled in {what:.1f} s"
+        if getattr(estimator, "verbose", 0):
+            print(msg, file=sys.stderr, flush=True)
+        elif what == "start":
+            logger.warning(msg)
+        else:
+            logger.info(msg)
+
+    return notify
+
 
 __all__ = [
     "CHUNK_TOKENS",
@@ -428,15 +464,20 @@ def train_epochs(
             "words_per_second": corpus.n_tokens / seconds if seconds > 0 else 0.0,
         }
 
+    from ...kernels.scheduler import compile_notice
+
     callbacks = estimator.callbacks
-    run_epochs(
-        estimator,
-        epoch_step,
-        n_epochs=epochs,
-        callbacks=callbacks,
-        verbose=estimator.verbose,
-        diverged_parameter="alpha",
-        diverged_hint=hint,
-        before_callbacks=(lambda record: publish()) if callbacks and publish is not None else None,
-    )
+    with compile_notice(compile_notifier(estimator)):
+        run_epochs(
+            estimator,
+            epoch_step,
+            n_epochs=epochs,
+            callbacks=callbacks,
+            verbose=estimator.verbose,
+            diverged_parameter="alpha",
+            diverged_hint=hint,
+            before_callbacks=(
+                (lambda record: publish()) if callbacks and publish is not None else None
+            ),
+        )
     return done, train_time

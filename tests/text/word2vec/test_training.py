@@ -97,3 +97,34 @@ def test_huge_window_peak_memory():
     ).stdout
     # MiB over the peak of the same fits with window=10 (the old kernels: about 2,900)
     assert int(out.split()[-1]) < 100, out
+
+
+def test_compile_notifier_prints_at_verbose_and_logs_otherwise(capsys, caplog):
+    import logging
+    from types import SimpleNamespace
+
+    from skembed.text.word2vec._training import compile_notifier
+
+    loud = compile_notifier(SimpleNamespace(verbose=1))
+    loud("start")
+    loud("start")  # a second kernel of the same fit: announced once
+    loud(12.34)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("SimpleNamespace: compiling the numba training kernel")
+    assert err[1] == "SimpleNamespace: training kernel compiled in 12.3 s"
+    quiet = compile_notifier(SimpleNamespace(verbose=0))
+    with caplog.at_level(logging.INFO, logger="skembed.text.word2vec._training"):
+        quiet("start")
+        quiet(2.0)
+    assert [r.levelname for r in caplog.records] == ["WARNING", "INFO"]
+    assert "compiling the numba training kernel" in caplog.records[0].getMessage()
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.slow
+def test_warm_up_fits_every_listed_configuration():
+    from skembed.text.word2vec import WARM_UP, warm_up
+
+    seconds = warm_up(verbose=0)
+    assert len(seconds) == len(WARM_UP) == 5
+    assert all(s > 0 for s in seconds)

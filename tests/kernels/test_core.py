@@ -1,0 +1,77 @@
+"""The kernels' shared pieces (``skembed.kernels._core``): chunk preparation, the LCG seeds,
+the sigmoid table index and the score-first block helpers, on hand-checkable inputs."""
+
+import numpy as np
+import pytest
+
+from skembed.kernels import sampling as S
+from skembed.kernels._core import _seed_state, _table_index, prepare_chunk
+
+
+def test_seed_state_is_the_lcg_of_a_mixed_seed_per_part():
+    def by_hand(seed, part):  # the formula, in Python integers modulo 2**64
+        m = 2**64
+        x = (seed * 0x9E3779B97F4A7C15 + (part + 1) * 0xBF58476D1CE4E5B9) % m
+        x ^= x >> 31
+        for _ in range(4):
+            x = (x * 25214903917 + 11) % m
+        return x
+
+    for seed, part in ((0, 0), (1, 0), (7, 1), (2**40 + 3, 3)):
+        assert int(_seed_state(seed, part)) == by_hand(seed, part)
+    states = {int(_seed_state(s, t)) for s in (0, 1, 2) for t in (0, 1, 2, 3)}
+    assert len(states) == 12  # distinct per part and per seed
+
+
+def test_table_index_matches_word2vec_c():
+    # word2vec.c: (int)((f + MAX_EXP) * (EXP_TABLE_SIZE / MAX_EXP / 2))
+    for f in (-5.999, -1.0, 0.0, 0.003, 2.5, 5.99):
+        expected = int((np.float32(f) + np.float32(6.0)) * np.float32(1000 / 6.0 / 2.0))
+        assert _table_index(np.float32(f)) == expected
+    assert _table_index(np.float32(0.0)) == 500 and S.EXP_TABLE_SIZE == 1000
+    # outside (-6, 6) and NaN: index 0 (the caller clips such scores itself)
+    for f in (-6.0, 6.0, 100.0, np.nan):
+        assert _table_index(np.float32(f)) == 0
+
+
+def test_prepare_chunk_remaps_drops_and_subsamples():
+    raw = np.array([0, 1, 2, 3, 0, 2], np.int32)
+    offsets = np.array([0, 3, 6], np.int64)
+    remap = np.array([1, -1, 0, 2], np.int32)
+    ids, offs, n_known = prepare_chunk(raw, offsets, remap, np.ones(3, np.float32), 0)
+    assert ids.tolist() == [1, 0, 2, 1, 0] and offs.tolist() == [0, 2, 5] and n_known == 5
+    keep = np.array([1.0, 0.5, 1.0], np.float32)
+    many = np.tile(raw, 5000)
+    ids, offs, _ = prepare_chunk(many, np.array([0, many.size]), remap, keep, 1)
+    frac = (ids == 1).sum() / 10000  # word 1 occurs 10000 times before subsampling
+    assert abs(frac - 0.5) < 0.03
+    assert (ids == 0).sum() == 10000  # keep probability 1: never dropped
+    again, _, _ = prepare_chunk(many, np.array([0, many.size]), remap, keep, 1)
+    np.testing.assert_array_equal(ids, again)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7])
+def test_block_scores_and_gradients_equal_numpy(n):
+    # the score-first helpers of the shared-negative kernels: blocks of 4, 2 and 1 rows
+    from skembed.kernels._core import _block_scores, _input_gradient, _output_gradient
+
+    rng = np.random.default_rng(n)
+    dim, n_out = 21, 5
+    L = rng.standard_normal((n, dim)).astype(np.float32)
+    W1 = rng.standard_normal((9, dim)).astype(np.float32)
+    outs = np.array([3, 0, 8, 3, 5], dtype=np.int64)  # a row may repeat
+    sc = np.zeros((n_out, n), np.float32)
+    for j in range(n_out):
+        _block_scores(W1, outs[j], L, n, sc, j, dim)
+    np.testing.assert_allclose(sc, W1[outs] @ L.T, rtol=1e-5, atol=1e-5)
+    g = rng.standard_normal((n_out, n)).astype(np.float32)
+    err = rng.standard_normal((n, dim)).astype(np.float32)
+    expected = err.copy()
+    for i in range(n):
+        expected[i] += g[1:, i] @ W1[outs[1:]]  # output rows 1..4 (two pairs), as CBOW's noise
+        _input_gradient(err, i, W1, outs, g, 1, n_out, dim)
+    np.testing.assert_allclose(err, expected, rtol=1e-5, atol=1e-5)
+    outg = np.full((n_out, dim), 99.0, np.float32)  # overwritten, not added to
+    for j in range(n_out):
+        _output_gradient(outg, j, L, g, n, dim)
+    np.testing.assert_allclose(outg, g @ L, rtol=1e-5, atol=1e-5)

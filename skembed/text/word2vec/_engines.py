@@ -345,6 +345,21 @@ class SgnsEngine:
         )
         return float(loss), float(n)
 
+    def divergence_advice(self, alpha):
+        """``(parameter, value, hint)`` for a diverged fit: the batch is what to lower first.
+
+        A step applies the summed updates of ``batch_size`` centre words read from the same
+        parameters; a frequent word's rows then move by many updates at once.
+        """
+        from ...nn.sgns import DEFAULT_BATCH_WORDS
+
+        batch = int(self.batch_words or DEFAULT_BATCH_WORDS[bool(self.config.sg)])
+        hint = (
+            f"batch_size={batch} centre words per step update a frequent word's rows many "
+            f"times at once; or lower alpha (currently {alpha}), or use engine='numba'."
+        )
+        return "batch_size", batch, hint
+
     def weights(self):
         """(syn0, syn1neg, syn1) as numpy arrays on the host."""
         return (

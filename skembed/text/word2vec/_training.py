@@ -445,13 +445,16 @@ def train_epochs(
                     ids, offsets, a0, a1, s, doc_rows[documents]
                 )
             if not np.isfinite(chunk_loss):  # stop at the chunk, not at the epoch's end
+                # the engine names what to change (torch-batched: its batch), else alpha
+                advice = getattr(engine, "divergence_advice", None)
+                parameter, value, why = advice(alpha) if advice else ("alpha", alpha, hint)
                 raise diverged(
                     estimator,
                     epoch=epoch,
                     loss=chunk_loss,
-                    parameter="alpha",
-                    value=alpha,
-                    hint=hint,
+                    parameter=parameter,
+                    value=value,
+                    hint=why,
                 )
             loss += chunk_loss
             n_examples += chunk_n

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from skembed.text.word2vec._engines import NumbaEngine, bag_rows
 
@@ -22,3 +23,17 @@ def test_chunk_result_sums_the_slices_and_reports_divergence_as_nan():
     stats[1, 2] = 1  # one slice diverged
     loss, n = NumbaEngine._chunk_result(stats)
     assert np.isnan(loss) and n == 0.0
+
+
+def test_torch_batched_divergence_names_the_batch_and_its_size():
+    pytest.importorskip("torch")
+    from skembed.exceptions import TrainingDivergedError
+    from skembed.text.word2vec import Word2VecTransformer
+
+    docs = [f"w{i % 7} w{i % 5} w{i % 3} w{i % 11} w{i % 2}" for i in range(200)]
+    est = Word2VecTransformer(
+        engine="torch-batched", alpha=1e6, min_count=1, vector_size=8, random_state=0
+    )
+    # the default batch of skip-gram: 8,192 centre words; the message names it and a value
+    with pytest.raises(TrainingDivergedError, match=r"Lower batch_size \(currently 8192\)"):
+        est.fit(docs)

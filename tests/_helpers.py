@@ -123,3 +123,167 @@ def hidden_states(tiny, text, n_pieces=None):
     with limit_threads(1), torch.inference_mode():
         out = model(input_ids=torch.tensor([ids]), output_hidden_states=True)
     return np.stack([h[0].numpy() for h in out.hidden_states])
+
+
+# ----------------------------------------------------------------------------- the registry
+# class name -> (small params, input kind, grid for GridSearchCV, options)
+REGISTRY = {
+    "TfidfLSA": (
+        {"n_components": 3, "random_state": 0},
+        "text",
+        {"n_components": [2, 3]},
+        {},
+    ),
+    "PPMIEmbedder": (
+        {"n_components": 3, "window": 2, "random_state": 0},
+        "text",
+        {"n_components": [2, 3]},
+        {},
+    ),
+    "Word2VecTransformer": (
+        {
+            "vector_size": 8,
+            "window": 2,
+            "min_count": 1,
+            "epochs": 2,
+            "random_state": 0,
+            "n_jobs": 1,
+        },
+        "text",
+        {"vector_size": [4, 8]},
+        {},
+    ),
+    "FastTextTransformer": (
+        {
+            "vector_size": 8,
+            "window": 2,
+            "min_count": 1,
+            "epochs": 2,
+            "bucket": 1000,
+            "oov_ngrams": False,  # unknown test words must embed as zeros
+            "random_state": 0,
+            "n_jobs": 1,
+        },
+        "text",
+        {"vector_size": [4, 8]},
+        {},
+    ),
+    "Doc2VecTransformer": (
+        {
+            "vector_size": 8,
+            "window": 2,
+            "min_count": 1,
+            "epochs": 2,
+            "random_state": 0,
+            "n_jobs": 1,
+        },
+        "text",
+        {"vector_size": [4, 8]},
+        {},
+    ),
+    "GloVeTransformer": (
+        {
+            "vector_size": 8,
+            "window": 2,
+            "min_count": 1,
+            "epochs": 5,
+            "random_state": 0,
+            "n_jobs": 1,
+        },
+        "text",
+        {"vector_size": [4, 8]},
+        {},
+    ),
+    "BertPooledEmbedder": (
+        {"batch_size": 8, "device": "cpu", "max_length": 32, "n_jobs": 1},
+        "text",
+        {"pooling": ["mean", "cls"]},
+        {"empty_is_zero": False, "slow": True},
+    ),
+    "SetFitEmbedder": (
+        # tests/_helpers.py's 2-layer, width-32 random BERT, saved once per session
+        {
+            "model": "tiny-bert",
+            "n_pairs": 24,
+            "batch_size": 8,
+            "max_length": 32,
+            "device": "cpu",
+            "n_jobs": 1,
+            "random_state": 0,
+        },
+        "text",
+        {"pooling": ["mean", "cls"]},
+        {"empty_is_zero": False},
+    ),
+    "StaticEmbedder": (
+        # the default teacher (all-MiniLM-L6-v2, offline) over the toy corpus's ~30 words only
+        {"vocabulary": "corpus", "min_count": 1, "n_components": 4, "device": "cpu", "n_jobs": 1},
+        "text",
+        {"n_components": [2, 4]},
+        {},
+    ),
+    "OneHotEmbedder": ({}, "categorical", {}, {}),
+    "LabelEmbedder": ({}, "categorical", {}, {}),
+    "EmbeddingTruncator": (
+        {"truncate_dim": 2, "random_state": 0},
+        "numeric",
+        {"method": ["pca", "prefix"]},
+        {},
+    ),
+    "EmbeddingQuantizer": (
+        {"precision": "int8"},
+        "numeric",
+        {"precision": ["int8", "binary"]},
+        {},
+    ),
+    "ScalerEmbedder": (
+        {},
+        "numeric",
+        {"method": ["standard", "minmax"]},
+        {},
+    ),
+    "TabularPreprocessor": (
+        {},
+        "numeric",
+        {"scaling": ["standard", "minmax"]},
+        {},
+    ),
+    "AutoencoderEmbedder": (
+        {"n_components": 2, "hidden_layer_sizes": (8,), "epochs": 3, "random_state": 0},
+        "numeric",
+        {"n_components": [2, 3]},
+        {},
+    ),
+    "VAEEmbedder": (
+        {"n_components": 2, "hidden_layer_sizes": (8,), "epochs": 3, "random_state": 0},
+        "numeric",
+        {"n_components": [2, 3]},
+        {},
+    ),
+    "EntityEmbedder": (
+        {"hidden_layer_sizes": (8,), "epochs": 3, "min_frequency": 1, "cv": 3, "random_state": 0},
+        "categorical",
+        {"embedding_dims": [2, 3]},
+        {"cross_fit": True},
+    ),
+}
+
+
+def tabular_data(kind, n=40, seed=0):
+    rng = np.random.RandomState(seed)
+    y = np.arange(n) % 2
+    if kind == "numeric":
+        X = rng.normal(size=(n, 4)) + y[:, None] * 2.0
+        return X, y
+    colors = np.array(["red", "green", "blue"])
+    sizes = np.array(["S", "M", "L", "XL"])
+    X = np.column_stack(
+        [colors[(y + rng.randint(0, 2, n)) % 3], sizes[rng.randint(0, 4, n)]]
+    ).astype(object)
+    return X, y
+
+
+def data_for(kind):
+    if kind == "text":
+        return text_data()
+    return tabular_data(kind)

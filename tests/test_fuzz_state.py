@@ -185,7 +185,7 @@ def schema_accepts(est):
 
 # ----------------------------------------------------------------------------- the worker
 def _inputs(kind):
-    from test_common import data_for
+    from _helpers import data_for
 
     X, _ = data_for(kind)
     if kind == "text":
@@ -297,7 +297,17 @@ NOT_SKOPS = {"StaticEmbedder": "its tokenizers.Tokenizer has no pickle or skops 
 def build_files(folder, names=None):
     """Fit each estimator, write its baseline and every mutant; the manifest's entries."""
     import skops.io as sio
-    from test_common import ESTIMATORS, data_for, make
+    from _helpers import REGISTRY, data_for, tiny_bert_dir
+
+    from skembed.utils.discovery import all_estimators
+
+    ESTIMATORS = dict(all_estimators())
+
+    def make(name):  # the small parameters of test_common's REGISTRY
+        params, kind, _, _ = REGISTRY[name]
+        if params.get("model") == "tiny-bert":
+            params = {**params, "model": tiny_bert_dir()}
+        return ESTIMATORS[name](**params), kind, None, None
 
     entries, skipped = [], 0
     for name in sorted(set(ESTIMATORS) - set(NOT_SKOPS) if names is None else names):

@@ -186,9 +186,7 @@ def _check_ids(owner, attr, value, rule, dims):
 
 
 def _check_vectors(owner, attr, value, rule, dims):
-    from ..keyedvectors import KeyedVectors
-
-    cls = rule.cls or KeyedVectors
+    cls = rule.cls or "skembed.keyedvectors.KeyedVectors"  # by name: no import circle
     if not _is_instance(value, (cls,)):
         raise _refuse(owner, attr, f"is a {type(value).__name__}, not a {_type_name(cls)}")
     check_state(value)  # its own schema (already run by its __setstate__; cheap to repeat)

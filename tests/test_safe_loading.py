@@ -721,3 +721,20 @@ def _bert_class():
     from skembed.text import BertPooledEmbedder
 
     return BertPooledEmbedder
+
+
+def test_compare_best_tabular_pipeline_saves_with_skops(tmp_path):
+    # issue 40: --save-best of any row with a tabular part fell back to joblib (compare's column
+    # step was FunctionTransformer(prepare_frame), a function stored as a value, and the
+    # imputer's numpy.dtype was not trusted); a numeric table's best rows now load with skops
+    from skembed.model_selection import compare_embedders
+
+    rng = np.random.RandomState(0)
+    y = np.arange(40) % 2
+    frame = pd.DataFrame({"a": rng.normal(size=40) + y, "b": rng.normal(size=40)})
+    frame.loc[3, "b"] = np.nan
+    _, best = compare_embedders(frame, y, ["raw", "pca"], cv=2, return_best=True)
+    for name, pipe in best.items():
+        path = tmp_path / f"{name}.skops"
+        assert save_pipeline(pipe, path) == "skops", name
+        np.testing.assert_array_equal(load_pipeline(path).predict(frame), pipe.predict(frame))

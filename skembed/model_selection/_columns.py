@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
 
 from ..utils._validation import missing_mask
 
@@ -182,6 +183,22 @@ def format_roles(roles, width=6):
             more = f" (+{len(names) - width} more)" if len(names) > width else ""
             parts.append(f"{role}: {', '.join(names[:width])}{more}")
     return "; ".join(parts) if parts else "no feature columns"
+
+
+class PrepareFrame(TransformerMixin, BaseEstimator):
+    """:func:`prepare_frame` as a pipeline step (not public): the first step of compare's best
+    tabular pipelines. A class with its ``roles`` as state, not a function stored as a value,
+    so ``save_pipeline`` writes it with skops and ``load_pipeline`` trusts it.
+    """
+
+    def __init__(self, roles=None):
+        self.roles = roles
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        return prepare_frame(X, self.roles)
 
 
 def prepare_frame(frame, roles):

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..utils._compute import limit_threads
-from ._columns import detect_roles, prepare_frame, warn_wide_categoricals
+from ._columns import PrepareFrame, detect_roles, prepare_frame, warn_wide_categoricals
 from ._compress import compress_best
 from ._data import _n_rows, _take, check_classification_data, usable_rows
 from ._downstream import _refit, downstream_description, downstream_values
@@ -504,8 +504,7 @@ def compare_embedders(
             best[name] = _refit(embedder, best_params[name], X, y, task, wrap)
             if roles is not None and kind != "text":  # the pipeline takes the table as given
                 from sklearn.pipeline import Pipeline
-                from sklearn.preprocessing import FunctionTransformer
 
-                columns = FunctionTransformer(prepare_frame, kw_args={"roles": roles})
+                columns = PrepareFrame(roles)  # a class, not a function: skops can save it
                 best[name] = Pipeline([("columns", columns), *best[name].steps])
     return results, best

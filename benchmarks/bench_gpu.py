@@ -3,10 +3,11 @@
 Sections (``--sections``, comma list; default all):
 
 ``w2v``
-    :func:`skembed.nn.sgns.train_sgns_chunk` (device-resident word2vec) on
+    ``Word2VecTransformer`` / ``FastTextTransformer`` with ``engine="torch-batched"``
+    (device-resident word2vec, :func:`skembed.nn.sgns.train_sgns_chunk`) on
     debdocs (11.4M tokens; vector_size 100, window 5, negative 5, min_count 5,
-    sample 1e-3, 5 epochs): skip-gram, CBOW and fastText-style subword
-    skip-gram (2M buckets, n-grams 3-6). Prints training words/s (raw corpus words x epochs / training
+    sample 1e-3, 5 epochs, the estimators' default ``alpha``): skip-gram, CBOW and
+    FastText skip-gram (2M buckets, n-grams 3-6). Prints training words/s (raw corpus words x epochs / training
     seconds, chunk preparation and host-to-device copies included) and
     WordSim-353 / SimLex-999 Spearman. The CPU engine's figures on the
     same corpus are in ``docs/word2vec.md``.
@@ -39,7 +40,6 @@ import argparse
 import os
 import sys
 import time
-from collections import Counter
 
 import numpy as np
 from _util import default_debdocs, read_tokens
@@ -60,35 +60,9 @@ def _sync(device):
 
 # ----------------------------------------------------------------------------- corpus
 def load_corpus(path, max_tokens=None):
-    """Documents (lists of str) of a one-paragraph-per-line gzip corpus, and the token count."""
-    return read_tokens(path, max_tokens, skip_empty=True)
-
-
-class Encoded:
-    """A corpus as int32 ids in chunks, with the vocabulary of words counted >= min_count."""
-
-    def __init__(self, docs, min_count=5, chunk_tokens=2_000_000):
-        counts = Counter(t for d in docs for t in d)
-        words = [w for w, c in counts.most_common()]
-        index = {w: i for i, w in enumerate(words)}
-        all_counts = np.array([counts[w] for w in words], dtype=np.int64)
-        n_keep = int((all_counts >= min_count).sum())
-        self.index_to_key = words[:n_keep]
-        self.counts = all_counts[:n_keep]
-        self.remap = np.where(np.arange(len(words)) < n_keep, np.arange(len(words)), -1).astype(
-            np.int32
-        )
-        self.n_tokens = int(all_counts.sum())
-        self.chunks = []
-        ids, offs = [], [0]
-        for d in docs:
-            ids.extend(index[t] for t in d)
-            offs.append(len(ids))
-            if len(ids) >= chunk_tokens:
-                self.chunks.append((np.array(ids, np.int32), np.array(offs, np.int64)))
-                ids, offs = [], [0]
-        if ids:
-            self.chunks.append((np.array(ids, np.int32), np.array(offs, np.int64)))
+    """Documents (space-joined str) of a one-paragraph-per-line gzip corpus, and the token count."""
+    docs, n = read_tokens(path, max_tokens, skip_empty=True)
+    return [" ".join(d) for d in docs], n
 
 
 def evaluate(kv, args):
@@ -101,86 +75,24 @@ def evaluate(kv, args):
 
 
 # ----------------------------------------------------------------------------- word2vec
-def train_w2v(
-    enc, device, *, sg, subword, epochs, seed, batch_words, update_cap=64.0, vector_size=100
-):
-    """Train on ``enc``; returns (KeyedVectors, train seconds, final mean loss)."""
-    import torch
+def train_w2v(docs, device, *, arch, epochs, seed, batch_words):
+    """Fit the estimator of ``arch`` (``sg``, ``cbow``, ``ft``) with ``engine="torch-batched"``.
 
-    from skembed.kernels import sampling as _sampling
-    from skembed.kernels.word2vec import prepare_chunk
-    from skembed.keyedvectors import KeyedVectors
+    The estimators do the encoding, FastText's subword rows, the learning-rate decay and the
+    seeds (the library's code, not a copy of it). Returns (KeyedVectors, train seconds,
+    final mean loss).
+    """
+    from skembed import FastTextTransformer, Word2VecTransformer
 
-    n_words = len(enc.index_to_key)
-    rng = np.random.default_rng(seed)
-    bags = None
-    n_rows = n_words
-    if subword:
-        from skembed.kernels.fasttext import vocabulary_ngram_hashes
-
-        bucket = 2_000_000
-        indptr, indices = vocabulary_ngram_hashes(enc.index_to_key, 3, 6, bucket)
-        # each word's own row first, then its n-gram buckets (offset by n_words)
-        lens = np.diff(indptr) + 1
-        sub_indptr = np.zeros(n_words + 1, np.int64)
-        np.cumsum(lens, out=sub_indptr[1:])
-        sub_indices = np.empty(sub_indptr[-1], np.int64)
-        sub_indices[sub_indptr[:-1]] = np.arange(n_words)
-        mask = np.ones(sub_indptr[-1], bool)
-        mask[sub_indptr[:-1]] = False
-        sub_indices[mask] = indices + n_words
-        n_rows = n_words + bucket
-    syn0 = ((rng.random((n_rows, vector_size), dtype=np.float32) - 0.5) / vector_size).astype(
-        np.float32
+    cls, extra = (
+        (FastTextTransformer, {"bucket": 2_000_000}) if arch == "ft" else (Word2VecTransformer, {})
     )
-    if subword:
-        syn0[n_words:] = 0.0  # fastText/gensim initialise buckets like words; zeros are fine too
-    syn1neg = np.zeros((n_words, vector_size), np.float32)
-    prob, alias = _sampling.alias_table(_sampling.noise_distribution(enc.counts, 0.75))
-    keep = _sampling.keep_probabilities(enc.counts, 1e-3)
-    alpha = 0.025 if sg else 0.05
-    min_alpha = 0.0001
-    total = enc.n_tokens * epochs
-    done = 0
-    losses = []
-    from skembed.nn.sgns import SubwordBags, device_tables, train_sgns_chunk
-
-    dev = torch.device(device)
-    t0 = time.perf_counter()
-    syn0_t = torch.from_numpy(syn0).to(dev)
-    syn1_t = torch.from_numpy(syn1neg).to(dev)
-    prob_t, alias_t = device_tables(prob, alias, dev)
-    if subword:
-        bags = SubwordBags(sub_indptr, sub_indices, dev)
-    for epoch in range(epochs):
-        loss = torch.zeros((), dtype=torch.float64, device=dev)
-        nex = torch.zeros((), dtype=torch.float64, device=dev)
-        for c, (raw, offs) in enumerate(enc.chunks):
-            a0 = alpha - (alpha - min_alpha) * done / total
-            done += raw.size
-            a1 = alpha - (alpha - min_alpha) * done / total
-            s = seed * 1_000_003 + epoch * 1009 + c
-            ids, o, _ = prepare_chunk(raw, offs, enc.remap, keep, s)
-            ids_t = torch.from_numpy(ids).pin_memory() if dev.type == "cuda" else ids
-            lc, nc = train_sgns_chunk(
-                syn0_t, syn1_t, ids_t, o, neg_prob=prob_t, neg_alias=alias_t, window=5,
-                negative=5, alpha_start=a0, alpha_end=a1, seed=s, sg=sg, subwords=bags,
-                batch_words=batch_words, update_cap=update_cap,
-            )  # fmt: skip
-            loss += lc
-            nex += nc
-        losses.append(float(loss / nex.clamp(min=1)))  # one sync per epoch
-    out = syn0_t[:n_words]
-    if subword:
-        # the word's vector is the mean of its bag (word row + n-grams), as fastText's
-        out = torch.zeros(n_words, vector_size, device=dev).index_add_(
-            0,
-            torch.repeat_interleave(torch.arange(n_words, device=dev), bags.lengths),
-            syn0_t[bags.indices],
-        ) / bags.lengths[:, None].to(torch.float32)
-    vectors = out.cpu().numpy()
-    seconds = time.perf_counter() - t0
-    return KeyedVectors(vectors, enc.index_to_key, enc.counts), seconds, losses
+    est = cls(
+        device=device, engine="torch-batched", sg=int(arch != "cbow"), vector_size=100,
+        window=5, negative=5, min_count=5, sample=1e-3, epochs=epochs, batch_size=batch_words,
+        random_state=seed, **extra,
+    ).fit(docs)  # fmt: skip
+    return est.wv_, est.train_time_, est.history_[-1]["loss"]
 
 
 def section_w2v(args, device):
@@ -189,68 +101,46 @@ def section_w2v(args, device):
     )
     t0 = time.perf_counter()
     docs, n = load_corpus(args.debdocs, args.prefix_tokens)
-    enc = Encoded(docs, min_count=5)
-    del docs
-    print(
-        f"corpus: {n} tokens, {len(enc.index_to_key)} words (min_count 5), "
-        f"{len(enc.chunks)} chunks; loaded in {time.perf_counter() - t0:.1f} s"
-    )
+    print(f"corpus: {n} tokens, {len(docs)} documents; loaded in {time.perf_counter() - t0:.1f} s")
     print(f"{'run':<34} {'train_s':>8} {'words/s':>10} {'WS-353':>7} {'SimLex':>7} {'loss':>8}")
-    runs = []
-    caps = [None if c == "none" else float(c) for c in args.update_cap.split(",")]
-    for arch in args.arch.split(","):
-        sg = arch in ("sg", "ft")
-        subword = arch == "ft"
-        for bw in [None if b == "auto" else int(b) for b in args.batch_words.split(",")]:
-            for cap in caps:
-                runs.append(
-                    (
-                        f"{arch} batch {bw or 'auto'} cap {cap if cap is None else int(cap)}",
-                        dict(sg=sg, subword=subword, batch_words=bw, update_cap=cap),
-                    )
-                )
+    from skembed.exceptions import TrainingDivergedError
+
     rows = []
-    for name, kw in runs:
-        try:
-            kv, secs, losses = train_w2v(enc, device, epochs=args.epochs, seed=args.seed, **kw)
-        except ValueError as exc:  # NaN vectors: report and go on with the next run
-            print(f"{name:<34} diverged ({exc})", flush=True)
-            continue
-        q = evaluate(kv, args)
-        wps = enc.n_tokens * args.epochs / secs
-        rows.append((name, secs, wps, q, losses[-1]))
-        print(
-            f"{name:<34} {secs:>8.2f} {wps / 1e6:>9.2f}M {q['wordsim']:>7.3f} {q['simlex']:>7.3f} "
-            f"{losses[-1]:>8.4f}",
-            flush=True,
-        )
+    for arch in args.arch.split(","):
+        for bw in [None if b == "auto" else int(b) for b in args.batch_words.split(",")]:
+            name = f"{arch} batch {bw or 'auto'}"
+            try:
+                kv, secs, loss = train_w2v(
+                    docs, device, arch=arch, epochs=args.epochs, seed=args.seed, batch_words=bw
+                )
+            except TrainingDivergedError as exc:  # report and go on with the next run
+                print(f"{name:<34} diverged ({exc})", flush=True)
+                continue
+            q = evaluate(kv, args)
+            wps = n * args.epochs / secs
+            rows.append((name, secs, wps, q, loss))
+            print(
+                f"{name:<34} {secs:>8.2f} {wps / 1e6:>9.2f}M {q['wordsim']:>7.3f} "
+                f"{q['simlex']:>7.3f} {loss:>8.4f}",
+                flush=True,
+            )
     return rows
 
 
 # ----------------------------------------------------------------------------- GloVe
 def section_glove(args, device):
-    from skembed.kernels.word2vec import prepare_chunk
     from skembed.text import GloVeTransformer
-    from skembed.text.count._cooccurrence import cooccurrence_matrix
 
     print(f"\n== GloVe: debdocs first {args.prefix_tokens or 'all'} tokens, window 10 ==")
     t0 = time.perf_counter()
     docs, n = load_corpus(args.debdocs, args.prefix_tokens)
-    enc = Encoded(docs, min_count=5)
+    # the estimator counts (its own encoding and weighting); one epoch, then the matrix is reused
+    counter = GloVeTransformer(window=10, min_count=5, epochs=1, keep_cooccurrence=True).fit(docs)
     del docs
-    keep = np.ones(len(enc.index_to_key), np.float32)
-    parts = [prepare_chunk(raw, offs, enc.remap, keep, 0)[:2] for raw, offs in enc.chunks]
-    ids = np.concatenate([p[0] for p in parts])
-    offsets = [np.zeros(1, np.int64)]
-    base = 0
-    for p_ids, p_offs in parts:
-        offsets.append(p_offs[1:] + base)
-        base += p_ids.size
-    offsets = np.concatenate(offsets)
-    X = cooccurrence_matrix(ids, offsets, len(enc.index_to_key), 10, dtype=np.float32)
+    X, words = counter.cooccurrence_, list(counter.wv_.index_to_key)
     print(
         f"co-occurrence matrix: {X.shape[0]} words, {X.nnz} non-zeros; "
-        f"counted in {time.perf_counter() - t0:.1f} s"
+        f"counted (and one epoch) in {time.perf_counter() - t0:.1f} s"
     )
     print(
         f"{'engine':<36} {'epochs':>6} {'s/epoch':>8} {'x numba':>8} {'WS-353':>7} "
@@ -265,7 +155,7 @@ def section_glove(args, device):
         kw["device"] = dev
         if bs:
             kw["batch_size"] = bs
-        est = GloVeTransformer(**kw).fit_cooccurrence(X, enc.index_to_key, enc.counts)
+        est = GloVeTransformer(**kw).fit_cooccurrence(X, words)
         secs = [r["seconds"] for r in est.history_]
         # the first torch epoch includes CUDA warm-up: the median is the steady state
         per_epoch = float(np.median(secs))
@@ -452,7 +342,6 @@ def main(argv=None):
     parser.add_argument(
         "--batch-words", default="auto", help="comma list of batch sizes ('auto': the default)"
     )
-    parser.add_argument("--update-cap", default="64", help="comma list of caps ('none': off)")
     parser.add_argument("--wordsim", default=None)
     parser.add_argument("--simlex", default=None)
     parser.add_argument("--seed", type=int, default=1)

@@ -377,10 +377,10 @@ class StaticEmbedder(
             the teacher has no fast tokenizer; ``n_components`` exceeds the
             teacher's width or the vocabulary size; the corpus has no word
             with ``min_count`` occurrences; ``vocabulary="corpus"``/``"both"``
-            with a tokenizer that is not WordPiece; with ``supervised=True``:
-            ``y`` missing, not one label per document, with NaN labels or a
-            single class. A failed or interrupted ``fit`` leaves the
-            estimator as it was.
+            with a tokenizer that is not WordPiece; ``callbacks`` without
+            ``supervised=True``; with ``supervised=True``: ``y`` missing, not one
+            label per document, with NaN labels or a single class. A failed or
+            interrupted ``fit`` leaves the estimator as it was.
         """
         with restore_on_failure(self):
             self._fit(X, y)
@@ -410,6 +410,11 @@ class StaticEmbedder(
         return fit_cross_fitted(self, list(self._check_documents(X)), y, min_per_class=1)
 
     def _fit(self, X, y):
+        if self.callbacks and not self.supervised:  # distillation has no epochs to call them on
+            raise ValueError(
+                "callbacks are never called with supervised=False (distillation has "
+                "no epochs): set supervised=True (with y), or drop callbacks."
+            )
         if is_model2vec_dir(self.model):
             device = None
         else:

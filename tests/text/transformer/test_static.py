@@ -318,3 +318,12 @@ def test_supervised_defaults_beat_the_distilled_table_on_tweets(minilm_static):
     trained = score(sup.fit_transform(Xtr, y[train]), sup.transform(Xte))
     assert 0.63 < plain < 0.69, plain
     assert trained >= plain + 0.02, (trained, plain)
+
+
+def test_callbacks_without_supervised_are_refused_before_any_work():
+    """Accepted and never called: distillation has no epochs (issue 40)."""
+    calls = []
+    est = StaticEmbedder(model="no/such-model", callbacks=[lambda est, rec: calls.append(rec)])
+    with pytest.raises(ValueError, match="callbacks are never called with supervised=False"):
+        est.fit(["a b c", "d e f"])
+    assert calls == [] and not hasattr(est, "wv_")

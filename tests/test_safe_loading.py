@@ -622,8 +622,10 @@ def test_a_fitted_tabular_pipeline_loads_with_skops(tmp_path):
     from skembed.tabular import TabularPreprocessor
 
     rng = np.random.RandomState(0)
-    X, y = rng.normal(size=(30, 3)), np.arange(30) % 2
-    X[0, 1] = np.nan
+    y = np.arange(30) % 2
+    X = pd.DataFrame(rng.normal(size=(30, 3)), columns=["a", "b", "c"])
+    X.loc[0, "b"] = np.nan
+    X["kind"] = np.array(["x", "y", None, 3], dtype=object)[np.arange(30) % 4]
     pipe = make_pipeline(TabularPreprocessor(), LogisticRegression()).fit(X, y)
     assert save_pipeline(pipe, tmp_path / "best.skops") == "skops"
     np.testing.assert_array_equal(
@@ -726,13 +728,15 @@ def _bert_class():
 def test_compare_best_tabular_pipeline_saves_with_skops(tmp_path):
     # issue 40: --save-best of any row with a tabular part fell back to joblib (compare's column
     # step was FunctionTransformer(prepare_frame), a function stored as a value, and the
-    # imputer's numpy.dtype was not trusted); a numeric table's best rows now load with skops
+    # imputer's numpy.dtype and FunctionTransformer(categories_as_str) were not trusted); a
+    # table's best rows (numeric and categorical columns) now load with skops
     from skembed.model_selection import compare_embedders
 
     rng = np.random.RandomState(0)
     y = np.arange(40) % 2
     frame = pd.DataFrame({"a": rng.normal(size=40) + y, "b": rng.normal(size=40)})
     frame.loc[3, "b"] = np.nan
+    frame["colour"] = np.array(["red", "green", "blue", 7], dtype=object)[np.arange(40) % 4]
     _, best = compare_embedders(frame, y, ["raw", "pca"], cv=2, return_best=True)
     for name, pipe in best.items():
         path = tmp_path / f"{name}.skops"

@@ -293,9 +293,9 @@ def other_columns_transformer(categorical, numeric, min_frequency=5):
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-    from ..tabular import categories_as_str
+    from ..tabular import CategoriesAsStr
 
     parts = []
     if numeric:
@@ -314,7 +314,7 @@ def other_columns_transformer(categorical, numeric, min_frequency=5):
             (
                 "cat",
                 make_pipeline(
-                    FunctionTransformer(categories_as_str, feature_names_out="one-to-one"),
+                    CategoriesAsStr(),  # a class: load_pipeline refuses a function as a value
                     OneHotEncoder(
                         handle_unknown="infrequent_if_exist",
                         min_frequency=min_frequency,

@@ -14,11 +14,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.compose import ColumnTransformer
 from sklearn.impute import MissingIndicator, SimpleImputer
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -57,6 +56,97 @@ def categories_as_str(X):
     out = values.astype(str).astype(object)
     out[mask] = MISSING_CATEGORY
     return out
+
+
+class CategoriesAsStr(OneToOneFeatureMixin, TransformerMixin):
+    """:func:`categories_as_str` as a stateless pipeline step.
+
+    The first step of the categorical block in :class:`TabularPreprocessor` and
+    in ``skembed compare``'s pipelines. A class, not
+    ``FunctionTransformer(categories_as_str)``: a function stored as a value is
+    refused by :func:`skembed.model_selection.load_pipeline`, an instance of a
+    skembed class is not, so such pipelines save with skops. Not an estimator
+    of its own (no parameters, nothing learned but the input's width and
+    column names).
+
+    See Also
+    --------
+    categories_as_str : The function it applies.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skembed.tabular import CategoriesAsStr
+    >>> CategoriesAsStr().fit_transform(np.array([[1], [None]], dtype=object)).tolist()
+    [['1'], ['__missing__']]
+    """
+
+    def get_params(self, deep=True):
+        """No parameters (for ``clone``).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Ignored.
+
+        Returns
+        -------
+        params : dict
+            Empty.
+        """
+        return {}
+
+    def set_params(self, **params):
+        """Refuse any parameter (there are none).
+
+        Parameters
+        ----------
+        **params : dict
+            Must be empty.
+
+        Returns
+        -------
+        self : CategoriesAsStr
+            Unchanged.
+        """
+        if params:
+            raise ValueError(f"CategoriesAsStr has no parameters; got {sorted(params)}.")
+        return self
+
+    def fit(self, X, y=None):
+        """Record the input's width (and column names of a DataFrame).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_columns)
+            The categorical columns.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : CategoriesAsStr
+            Fitted.
+        """
+        self.n_features_in_ = int(np.shape(X)[1]) if np.ndim(X) == 2 else 1
+        if _is_dataframe(X):
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        return self
+
+    def transform(self, X):
+        """Apply :func:`categories_as_str`.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_columns)
+            The categorical columns.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, n_columns), object
+            Each value as ``str``; missing values as ``MISSING_CATEGORY``.
+        """
+        return categories_as_str(X)
 
 
 def _is_numeric_column(values) -> bool:
@@ -217,9 +307,7 @@ class TabularPreprocessor(CheckedStateMixin, TransformerMixin, BaseEstimator):
                         [
                             (
                                 "as_str",
-                                FunctionTransformer(
-                                    categories_as_str, feature_names_out="one-to-one"
-                                ),
+                                CategoriesAsStr(),
                             ),
                             (
                                 "onehot",

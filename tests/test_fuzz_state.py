@@ -290,7 +290,7 @@ _TESTS = os.path.dirname(os.path.abspath(__file__))
 #: stored attributes that become another on load (SetFit's tuned weights rebuild ``model_``)
 ALIASES = {"_tuned": "model_"}
 #: estimators skops cannot write yet, with the reason (pickled by joblib instead)
-NOT_SKOPS = {"StaticEmbedder": "its tokenizers.Tokenizer has no pickle or skops state"}
+NOT_SKOPS = {}
 
 
 # ----------------------------------------------------------------------------- building the files

@@ -742,3 +742,20 @@ def test_compare_best_tabular_pipeline_saves_with_skops(tmp_path):
         path = tmp_path / f"{name}.skops"
         assert save_pipeline(pipe, path) == "skops", name
         np.testing.assert_array_equal(load_pipeline(path).predict(frame), pipe.predict(frame))
+
+
+def test_static_embedder_saves_with_skops(tmp_path):
+    # issue 40: StaticEmbedder always fell back to joblib (skops cannot hold its Rust
+    # tokenizers.Tokenizer); its tokenizer is now stored as JSON text and parsed back on load
+    from _helpers import REGISTRY
+
+    from skembed.text import StaticEmbedder
+
+    static = StaticEmbedder(**REGISTRY["StaticEmbedder"][0]).fit(DOCS)
+    assert save_pipeline(static, tmp_path / "static.skops") == "skops"
+    loaded = load_pipeline(tmp_path / "static.skops")
+    np.testing.assert_array_equal(loaded.transform(DOCS), static.transform(DOCS))
+    state = static.__getstate__()
+    state["tokenizer_"] = {"tokenizer_json": "{not json"}
+    with pytest.raises(ValueError, match="stored tokenizer_ does not parse"):
+        StaticEmbedder.__new__(StaticEmbedder).__setstate__(state)

@@ -293,8 +293,31 @@ class CheckedStateMixin:
 
     #: attribute -> rule (see this module); merged along the MRO
     _state_schema = {}
+    #: attributes holding a ``tokenizers.Tokenizer``: stored as its JSON text (skops cannot
+    #: hold the Rust object) and parsed back on load
+    _tokenizer_attributes = ()
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        for attr in self._tokenizer_attributes:
+            tok = state.get(attr)
+            if tok is not None and hasattr(tok, "to_str"):
+                state[attr] = {"tokenizer_json": tok.to_str()}
+        return state
 
     def __setstate__(self, state):
+        for attr in self._tokenizer_attributes:
+            packed = state.get(attr)
+            if isinstance(packed, dict):
+                text = packed.get("tokenizer_json")
+                if set(packed) != {"tokenizer_json"} or not isinstance(text, str):
+                    raise _refuse(type(self).__name__, attr, "is not a tokenizer's JSON text")
+                from tokenizers import Tokenizer
+
+                try:
+                    state[attr] = Tokenizer.from_str(text)
+                except Exception as exc:  # the parser's own error, named
+                    raise _refuse(type(self).__name__, attr, f"does not parse ({exc})") from None
         parent = super()
         if hasattr(parent, "__setstate__"):
             parent.__setstate__(state)

@@ -251,8 +251,8 @@ class StaticEmbedder(
 
     #: the supervised head that training updates (``_static_supervised``), for EarlyStopping
     _trained_module_attribute = "_head"
-
-    #: fitted state checked on load (utils._schema)
+    #: fitted state checked on load; the tokenizer stored as JSON text (utils._schema)
+    _tokenizer_attributes = ("tokenizer_",)
     _state_schema = {
         "wv_": Vectors("V", "D"),
         "tokenizer_": Instance("tokenizers.Tokenizer", rows="V", at_most=True),  # ids index wv_

@@ -83,6 +83,13 @@ def _pareto_chart(plt, results, title):
             fontweight="bold" if on else "normal",
         )
     ax.set_xscale("log")
+    # plain numbers: with mathtext off (user text), the default log labels would show raw TeX
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    plain = FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
+    ax.xaxis.set_major_formatter(plain)
+    narrow = len(speed) and speed.max() / max(speed.min(), 1e-12) < 10
+    ax.xaxis.set_minor_formatter(plain if narrow else NullFormatter())
     scoring = board["scoring"].iloc[0] if len(board) else ""
     ax.set_xlabel("transform speed: held-out rows per second, no cache (log scale)")
     ax.set_ylabel(f"cross-validated {scoring}")

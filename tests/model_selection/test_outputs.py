@@ -145,6 +145,8 @@ def test_pareto_chart_marks_the_front_and_is_written():
     assert png.startswith(b"\x89PNG")
     ax = kept[0].axes[0]
     assert ax.get_xscale() == "log" and "rows per second" in ax.get_xlabel()
+    ticks = [t.get_text() for t in ax.get_xticklabels(minor=True) + ax.get_xticklabels()]
+    assert ticks and not any("$" in t for t in ticks)  # plain numbers, not raw TeX
     board = ms.leaderboard(results)
     front = ms.pareto_front(board)
     labels = {t.get_text(): t.get_fontweight() for t in ax.texts}

@@ -33,6 +33,7 @@ PUBLIC_MODULES = [
     "skembed.text",
     "skembed.tabular",
     "skembed.preprocessing",
+    "skembed.compression",
     "skembed.model_selection",
     "skembed.evaluation",
     "skembed.datasets",

@@ -71,6 +71,12 @@ class EmbeddingQuantizer(
     --------
     EmbeddingTruncator : keep fewer dimensions first.
 
+    References
+    ----------
+    .. [1] A. Shakir, T. Aarsen and S. Lee, "Binary and Scalar Embedding Quantization
+       for Significantly Faster & Cheaper Retrieval", Hugging Face blog, 2024;
+       ``sentence_transformers.quantization.quantize_embeddings``.
+
     Examples
     --------
     >>> import numpy as np
@@ -116,6 +122,7 @@ class EmbeddingQuantizer(
         Returns
         -------
         self : EmbeddingQuantizer
+            The calibrated quantizer.
 
         Raises
         ------
@@ -154,9 +161,9 @@ class EmbeddingQuantizer(
 
         Returns
         -------
-        codes : ndarray of shape (n_rows, n_features) or (n_rows, ceil(n_features / 8))
-            int8 (``"int8"``, ``"binary"`` packed) or uint8; the second shape
-            for packed binary precisions.
+        codes : ndarray of shape (n_rows, n_features) or (n_rows, ceil(n_features / 8)), dtype int8 or uint8
+            The codes: int8 (``"int8"``, ``"binary"`` packed) or uint8; the
+            second shape for packed binary precisions.
 
         Raises
         ------

@@ -64,6 +64,11 @@ class EmbeddingTruncator(
     --------
     EmbeddingQuantizer : store each kept dimension in 8 bits or 1.
 
+    References
+    ----------
+    .. [1] A. Kusupati et al., "Matryoshka Representation Learning", NeurIPS 2022;
+       sentence-transformers' ``MatryoshkaLoss`` and ``truncate_dim``.
+
     Examples
     --------
     >>> import numpy as np
@@ -106,6 +111,7 @@ class EmbeddingTruncator(
         Returns
         -------
         self : EmbeddingTruncator
+            The fitted truncator.
 
         Raises
         ------
@@ -138,6 +144,7 @@ class EmbeddingTruncator(
         Returns
         -------
         Xt : ndarray of shape (n_rows, truncate_dim), dtype float32
+            The kept dimensions (a prefix of the columns, or principal components).
         """
         check_is_fitted(self, "n_features_in_")
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)

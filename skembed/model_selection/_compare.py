@@ -21,7 +21,23 @@ from ._task import check_regression_data, infer_task
 
 
 class PreparedComparison(NamedTuple):
-    """Rows, target, task, data kind and column roles, checked once (:func:`prepare_comparison`)."""
+    """Rows, target, task, data kind and column roles, checked once (:func:`prepare_comparison`).
+
+    Parameters
+    ----------
+    X : list of str, pandas.DataFrame or ndarray
+        The documents, the table with roles applied, or the numeric array.
+    y : ndarray of shape (n_rows,)
+        Labels as str (classification) or float targets (regression).
+    task : {"classification", "regression"}
+        The task.
+    kind : {"text", "tabular", "mixed"}
+        The shape of the data.
+    roles : dict or None
+        Column roles of a table (:func:`detect_roles`), else ``None``.
+    columns : dict
+        The roles forced by the caller (``text_columns`` ... ``drop_columns``).
+    """
 
     X: object
     y: np.ndarray
@@ -52,10 +68,18 @@ def prepare_comparison(
 
     Parameters
     ----------
-    X, y, task, cv, text_columns, categorical_columns, numeric_columns, drop_columns
+    X : list of str, pandas.DataFrame or array of shape (n_rows, n_features)
+        The data, as in :func:`compare_embedders`.
+    y : array-like of shape (n_rows,)
+        Class labels or a numeric target.
+    task : {"auto", "classification", "regression"}, default="auto"
         As in :func:`compare_embedders`.
+    cv : int or cross-validation splitter, default=5
+        Folds; the classes and targets are checked against it.
     label : str or None, default=None
         The label column's name, only to refuse it as a feature.
+    text_columns, categorical_columns, numeric_columns, drop_columns : list of str or None
+        Roles forced on columns of a DataFrame ``X`` (:func:`detect_roles`).
 
     Returns
     -------

@@ -37,3 +37,19 @@ def test_torch_batched_divergence_names_the_batch_and_its_size():
     # the default batch of skip-gram: 8,192 centre words; the message names it and a value
     with pytest.raises(TrainingDivergedError, match=r"Lower batch_size \(currently 8192\)"):
         est.fit(docs)
+
+
+@pytest.mark.slow
+def test_torch_batched_quarter_batch_holds_on_bbc_news_x4():
+    # issue 39: on BBC News x4 (8,900 documents) the default batch of 8,192 centres diverged
+    # in epoch 1 (CPU and H100 alike); a quarter of it, which the error suggests, trains the
+    # first epoch of the default schedule (the highest learning rates). ~6.5 min on 2 cores.
+    pytest.importorskip("torch")
+    from skembed.datasets import load_bbc_news
+    from skembed.text.word2vec import Word2VecTransformer
+
+    docs = list(load_bbc_news()[0]) * 4
+    est = Word2VecTransformer(
+        engine="torch-batched", batch_size=2048, random_state=0, callbacks=[lambda e, r: True]
+    ).fit(docs)
+    assert len(est.history_) == 1 and 2.0 < est.history_[0]["loss"] < 3.0

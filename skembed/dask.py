@@ -211,7 +211,11 @@ def _output_dtype(estimator):
     return np.dtype(getattr(estimator, "dtype", None) or np.float32)
 
 
-def _embed_partition(estimator, docs, dtype):
+def _embed_partition(estimator, docs, dtype, cache=None):
+    if cache is not None and getattr(estimator, "cache", cache) != cache:
+        # a pickled estimator drops its cache directory (a file does not choose where a process
+        # writes); the user's own call to transform does choose it, so the worker's copy gets it
+        estimator.set_params(cache=cache)
     docs = docs.tolist() if hasattr(docs, "tolist") else list(docs)
     n_threads = worker_threads()
     from .utils._compute import limit_threads
@@ -225,11 +229,11 @@ def _embed_partition(estimator, docs, dtype):
     return np.asarray(out, dtype=dtype)
 
 
-def _embed_frame(docs, estimator, columns, dtype):
+def _embed_frame(docs, estimator, columns, dtype, cache=None):
     import pandas as pd
 
     try:
-        values = _embed_partition(estimator, docs, dtype)
+        values = _embed_partition(estimator, docs, dtype, cache)
     except (ValueError, TypeError) as exc:
         missing = docs.index[docs.isna().to_numpy()]
         if len(missing) == 0:
@@ -333,19 +337,22 @@ def transform(estimator, collection, *, client=None, output=None):
             client = default_client()
         except (ImportError, ValueError):
             client = None
+    # the estimator's cache directory travels as an argument of the user's call, not as state
+    cache = getattr(estimator, "cache", None)
+    cache = cache if isinstance(cache, str) and cache != "memory" else None
     ref = client.scatter(estimator, broadcast=True, hash=False) if client is not None else estimator
     if is_series:
         import pandas as pd
 
         meta = pd.DataFrame({c: np.zeros(0, dtype=dtype) for c in columns})
-        frame = collection.map_partitions(_embed_frame, ref, columns, dtype, meta=meta)
+        frame = collection.map_partitions(_embed_frame, ref, columns, dtype, cache, meta=meta)
         return frame if output == "frame" else frame.to_dask_array(lengths=True)
     import dask
     import dask.array as da
 
     embed = dask.delayed(_embed_partition, pure=True)
     parts = [
-        da.from_delayed(embed(ref, part, dtype), shape=(np.nan, len(columns)), dtype=dtype)
+        da.from_delayed(embed(ref, part, dtype, cache), shape=(np.nan, len(columns)), dtype=dtype)
         for part in collection.to_delayed()
     ]
     return da.concatenate(parts, axis=0)

@@ -56,6 +56,7 @@ def screenshot(html_path, png_path, width=1200, height=1400, browser=None, timeo
             "--disable-component-update",
             "--disable-sync",
             "--hide-scrollbars",
+            "--virtual-time-budget=5000",  # let embedded images decode before the shot (under load)
             f"--user-data-dir={profile}",
             f"--window-size={width},{height}",
             f"--screenshot={os.path.abspath(png_path)}",

@@ -167,6 +167,7 @@ class ScalerEmbedder(_DelegatingTransformer):
         Returns
         -------
         self : ScalerEmbedder
+            The fitted embedder.
         """
         values = check_array(
             X, accept_sparse=True, dtype=None, ensure_all_finite="allow-nan", ensure_min_samples=1
@@ -187,10 +188,12 @@ class ScalerEmbedder(_DelegatingTransformer):
         Parameters
         ----------
         X : array-like or pandas.DataFrame of shape (n_samples, ``n_features_in_``)
+            Numeric rows with the fitted columns.
 
         Returns
         -------
-        X_out : numpy.ndarray of shape (n_samples, ``n_features_in_``)
+        X_out : numpy.ndarray of shape (n_samples, ``n_features_in_``), ``dtype``
+            The scaled rows (float64 by default), finite for finite input.
         """
         check_is_fitted(self)
         return super().transform(self._shifted(X, getattr(self, "input_exponent_", None)))
@@ -201,10 +204,12 @@ class ScalerEmbedder(_DelegatingTransformer):
         Parameters
         ----------
         X : array-like of shape (n_samples, ``n_features_in_``)
+            Scaled rows, as ``transform`` returns them.
 
         Returns
         -------
-        X_original : numpy.ndarray of shape (n_samples, ``n_features_in_``)
+        X_original : numpy.ndarray of shape (n_samples, ``n_features_in_``), float64
+            The rows in the input's units.
         """
         check_is_fitted(self)
         out = super().inverse_transform(X)

@@ -361,6 +361,13 @@ def kernel_config(
     )
 
 
+#: mean loss per example (nats) above which a chunk counts as diverged although finite: a
+#: negative-sampling example has ``negative + 1`` logistic terms of about ln 2 untrained, at most
+#: 6 each in the numba kernels' clamped table, and hierarchical softmax one per code bit (under
+#: 64), so a trained or untrained model stays far below; only exploding weights reach it
+MAX_EXAMPLE_LOSS = 1e3
+
+
 def train_epochs(
     estimator,
     engine,
@@ -444,14 +451,18 @@ def train_epochs(
                 chunk_loss, chunk_n = engine.train_chunk(
                     ids, offsets, a0, a1, s, doc_rows[documents]
                 )
-            if not np.isfinite(chunk_loss):  # stop at the chunk, not at the epoch's end
+            per_example = chunk_loss / chunk_n if chunk_n > 0 else 0.0
+            if not np.isfinite(chunk_loss) or per_example > MAX_EXAMPLE_LOSS:
+                # stop at the chunk, not at the epoch's end; a finite loss far above any
+                # trained model's is divergence too (the H200 run of issue 39: skip-gram's
+                # defaults on BBC News gave 1e8-3e12 per example and "trained")
                 # the engine names what to change (torch-batched: its batch), else alpha
                 advice = getattr(engine, "divergence_advice", None)
                 parameter, value, why = advice(alpha) if advice else ("alpha", alpha, hint)
                 raise diverged(
                     estimator,
                     epoch=epoch,
-                    loss=chunk_loss,
+                    loss=chunk_loss if not np.isfinite(chunk_loss) else per_example,
                     parameter=parameter,
                     value=value,
                     hint=why,

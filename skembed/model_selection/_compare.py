@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,7 +20,8 @@ from ._runner import _cache_free_rate, _run_fold_tasks
 from ._task import check_regression_data, infer_task
 
 
-class PreparedComparison(NamedTuple):
+@dataclass(frozen=True)
+class PreparedComparison:
     """Rows, target, task, data kind and column roles, checked once (:func:`prepare_comparison`).
 
     Parameters

@@ -453,7 +453,7 @@ def compare_embedders(
             numeric_columns=numeric_columns,
             drop_columns=drop_columns,
         )
-    X, y, task, kind, roles, _ = X
+    X, y, task, kind, roles = X.X, X.y, X.task, X.kind, X.roles
     scoring = scoring or ("r2" if task == "regression" else "accuracy")
     shared = dict(
         n_components=n_components, random_state=random_state, n_jobs=n_jobs, n_rows=len(y)

@@ -287,3 +287,48 @@ def data_for(kind):
     if kind == "text":
         return text_data()
     return tabular_data(kind)
+
+
+# ----------------------------------------------------------------------------- training loop
+# the stand-ins of the training-loop tests (tests/test_callbacks.py, tests/utils/test_training.py)
+from skembed.callbacks import Callback  # noqa: E402
+
+
+class StandInEstimator:
+    """A stand-in estimator whose 'weights' are one float, set by each epoch."""
+
+    learning_rate = 0.5
+
+    def __init__(self):
+        self.history_ = []
+        self.weight = None
+
+    def _snapshot_weights(self):
+        return self.weight
+
+    def _restore_weights(self, snapshot):
+        self.weight = snapshot
+
+
+def epoch_steps(est, losses):
+    it = iter(losses)
+
+    def step(epoch):
+        est.weight = f"weights of epoch {epoch}"
+        return {"loss": next(it)}
+
+    return step
+
+
+class LogCallback(Callback):
+    def __init__(self):
+        self.calls = []
+
+    def on_train_begin(self, estimator):
+        self.calls.append("begin")
+
+    def on_epoch_end(self, estimator, record):
+        self.calls.append(record["epoch"])
+
+    def on_train_end(self, estimator):
+        self.calls.append("end")

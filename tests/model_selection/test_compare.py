@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _helpers import mixed_table
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
@@ -18,11 +19,6 @@ from skembed.text.count._lsa import TfidfLSA
 pd = pytest.importorskip("pandas")
 
 from skembed import model_selection as ms  # noqa: E402
-
-WORDS = {
-    "good": "great lovely solid works perfect happy".split(),
-    "bad": "broken awful poor refund useless angry".split(),
-}
 
 
 @pytest.fixture(scope="module")
@@ -126,27 +122,6 @@ def test_failed_candidate_scores_nan_with_a_warning():
     assert ms.leaderboard(results)["params"].iloc[0]["n_components"] == 2
 
 
-def mixed_table(n=120, seed=0):
-    """A review table: the text decides the label, the shop adds a little, the rest is noise."""
-    rng = np.random.RandomState(seed)
-    label = np.where(rng.rand(n) < 0.5, "good", "bad")
-    flip = rng.rand(n) < 0.1
-    text = [
-        " ".join(rng.choice(WORDS[("bad" if lab == "good" else "good") if f else lab], 4))
-        + f" item {i}"
-        for i, (lab, f) in enumerate(zip(label, flip, strict=True))
-    ]
-    frame = pd.DataFrame(
-        {
-            "review": text,
-            "shop": rng.choice(["north", "south", "east"], n),
-            "count": rng.poisson(3, n),
-            "sold": pd.to_datetime("2024-01-01") + pd.to_timedelta(rng.randint(0, 300, n), "D"),
-            "gift": rng.rand(n) < 0.3,
-            "flag": rng.randint(0, 2, n),
-        }
-    )
-    return frame, label
 
 
 def test_the_cli_prepares_the_data_once(tmp_path, monkeypatch, capsys):

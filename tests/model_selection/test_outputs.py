@@ -154,5 +154,8 @@ def test_html_report_shows_the_pareto_chart_in_headless_chromium(tmp_path):
     shot = tool.screenshot(tmp_path / "leaderboard.html", tmp_path / "shot.png", height=2400)
     img = mpimg.imread(shot)[..., :3]
     r, g, b = img[..., 0], img[..., 1], img[..., 2]
-    orange = np.mean((r > 0.9) & (g > 0.35) & (g < 0.65) & (b < 0.25))  # tab:orange
-    assert orange > 0.0002, orange
+    # tab:orange pixels: the legend's front marker and at least one front point are always
+    # drawn (about 190 pixels when one point dominates the other, more when the step line
+    # joins two); a page whose image did not render has none.
+    orange = int(np.sum((r > 0.9) & (g > 0.35) & (g < 0.65) & (b < 0.25)))
+    assert orange > 80, orange

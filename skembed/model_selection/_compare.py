@@ -193,15 +193,20 @@ def _records(chosen, tasks, outcomes, X, folds, task, verbose, scoring, roles):
                 else {}
             )
             text_only = max(alone_by_value.values()) if alone_by_value else float("nan")
-            for value in fold_outs[0]["per_value"]:
+            # the downstream parameters of a fold that did not fail (a failed fold has none)
+            downstream = next(
+                (list(o["per_value"]) for o in fold_outs if o["per_value"]),
+                [((key, v),) for v in values],
+            )
+            for value in downstream:
                 acc = {
-                    k: [o["per_value"][value][k] for o in fold_outs]
+                    k: [o["per_value"].get(value, _NAN_SCORES)[k] for o in fold_outs]
                     for k in ("test", "fit", "score")
                 }
                 rec = {
                     "embedder": name,
                     "description": description,
-                    "params": {**params, key: value},
+                    "params": {**params, **dict(value)},
                 }
                 rec.update({f"split{k}_test_score": v for k, v in enumerate(acc["test"])})
                 rec.update(
@@ -235,23 +240,43 @@ def _records(chosen, tasks, outcomes, X, folds, task, verbose, scoring, roles):
         top = int(np.argmax(scores))  # first of ties
         best_params[name] = own[top]["params"]
         if verbose >= 1:
-            seconds = sum(
-                o["embed_s"] + o["transform_s"]
-                for (n, *_), o in zip(tasks, outcomes, strict=True)
-                if n == name
-            )
             print(
                 f"  {name:<12} {scoring if isinstance(scoring, str) else 'score'} "
                 f"{own[top]['mean_test_score']:.4f} ± {own[top]['std_test_score']:.4f}"
-                f"  ({seconds:.1f} s embedding)",
+                f"  ({_embedding_seconds(name, tasks, outcomes)})",
                 flush=True,
             )
     return records, best_params
 
 
-def _failed_as_nan(tasks, outcomes, task):
-    """Fold outcomes with each failed fit (a ``ValueError``) warned about and scored NaN."""
-    _, values = downstream_values(task)
+def _embedding_seconds(name, tasks, outcomes):
+    """``"12.3 s embedding"`` of an embedder's fold fits that ran, saying which failed.
+
+    A failed fold has no time (NaN): the sum is over the others, and the line
+    says how many fold fits failed, or ``"failed on every fold"``.
+    """
+    mine = [o for (n, *_), o in zip(tasks, outcomes, strict=True) if n == name]
+    ran = [o for o in mine if not o.get("failed")]
+    if not ran:
+        return "failed on every fold: see the warnings above"
+    seconds = sum(o["embed_s"] + o["transform_s"] for o in ran)
+    failed = len(mine) - len(ran)
+    return f"{seconds:.1f} s embedding" + (
+        f"; {failed} of {len(mine)} fold fits failed" if failed else ""
+    )
+
+
+#: the scores of a downstream value on a fold whose fit failed
+_NAN_SCORES = dict(test=float("nan"), fit=float("nan"), score=float("nan"))
+
+
+def _failed_as_nan(tasks, outcomes):
+    """Fold outcomes with each failed fit (a ``ValueError``) warned about and scored NaN.
+
+    A failed outcome has ``failed=True`` and no ``per_value``: the records
+    take the downstream parameters from the candidate's other folds and
+    score the failed ones NaN (:data:`_NAN_SCORES`).
+    """
     nan = float("nan")
     out = []
     for (name, _, params, k), outcome in zip(tasks, outcomes, strict=True):
@@ -264,9 +289,7 @@ def _failed_as_nan(tasks, outcomes, task):
             )
             outcome = dict(embed_s=nan, downstream_s=nan, transform_s=nan, recon=None)
             outcome.update(peak_mb=nan, size_mb=nan, sparse=False, text_only=None)
-            outcome.update(
-                n_features_out=0, per_value={v: dict(test=nan, fit=nan, score=nan) for v in values}
-            )
+            outcome.update(n_features_out=0, per_value={}, failed=True)
         out.append(outcome)
     return out
 
@@ -480,7 +503,7 @@ def compare_embedders(
     ]
     started = time.perf_counter()
     outcomes = _run_fold_tasks(tasks, X, y, folds, scorer, kind, n_jobs, scheduler, task)
-    outcomes = _failed_as_nan(tasks, outcomes, task)
+    outcomes = _failed_as_nan(tasks, outcomes)
     with limit_threads(n_jobs), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # unseen categories/words in CV folds
         records, best_params = _records(
@@ -504,7 +527,7 @@ def compare_embedders(
             .rank(method="min", ascending=False, na_option="bottom")
             .astype(int)
         )
-        description = downstream_description(task)
+        description = downstream_description(task, table=kind == "mixed")
         results["scoring"] = scoring if isinstance(scoring, str) else repr(scoring)
         results["task"] = task
         results["downstream"] = description

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..utils._compute import limit_threads
 from ._data import _take
-from ._downstream import _downstream_path, downstream_values
+from ._downstream import TEXT_WEIGHT, _downstream_path, downstream_values
 from ._report import leaderboard
 
 
@@ -94,7 +94,7 @@ def compress_best(chosen, best_params, results, X, y, folds, scorer, task, kind,
         return None, reason
     embedder, _, _, wrap = chosen[name]
     key, values = downstream_values(task)
-    params = {k: v for k, v in best_params[name].items() if k != key}
+    params = {k: v for k, v in best_params[name].items() if k not in (key, TEXT_WEIGHT)}
     scores, rates, variants = {}, {}, None
     with limit_threads(n_jobs), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

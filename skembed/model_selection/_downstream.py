@@ -14,6 +14,14 @@ DOWNSTREAM_CS = (1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0)
 DOWNSTREAM_ALPHAS = (0.1, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5)
 #: the downstream step's name and parameter per task
 _STEP = {"classification": ("clf", "C"), "regression": ("reg", "alpha")}
+#: relative weights of a table's text embedding searched with ``C`` (or ``alpha``) on a mixed
+#: table's text rows: each text block is scaled to ``TEXT_WEIGHTS[i]**2`` times the total
+#: variance of the other columns (:func:`_block_scaler`). Measured on loans and movies (3 and
+#: 5 folds; docs/compare.md): the best weight was 0.125-0.5 where the text adds little and 2-8
+#: on a table whose text carries the label (BBC News with two noise columns)
+TEXT_WEIGHTS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+#: the key of the text weight in a row's ``params``
+TEXT_WEIGHT = "text_weight"
 
 
 def downstream_classifier(sparse=False, C=1.0):
@@ -95,28 +103,47 @@ def downstream_values(task):
     return f"{step}__{param}", DOWNSTREAM_CS if task == "classification" else DOWNSTREAM_ALPHAS
 
 
-def downstream_description(task="classification"):
+def downstream_description(task="classification", table=False):
     """The downstream model in words (leaderboard header, ``downstream`` column).
 
     Parameters
     ----------
     task : {"classification", "regression"}, default="classification"
         The task whose downstream model is described.
+    table : bool, default=False
+        Whether the rows embed text among other columns (a mixed table): then
+        the text and the other columns are balanced blocks, the text's weight
+        searched in :data:`TEXT_WEIGHTS`.
 
     Returns
     -------
     str
         E.g. ``"StandardScaler (sparse TF-IDF unscaled) -> LogisticRegression, C in [...]"``.
+
+    Examples
+    --------
+    >>> from skembed.model_selection import downstream_description
+    >>> downstream_description("regression").split(" -> ")[1][:5]
+    'Ridge'
+    >>> "text_weight in [0.125, 0.25" in downstream_description(table=True)
+    True
     """
     if task == "regression":
-        return (
+        text = (
             "StandardScaler (sparse TF-IDF unscaled) -> Ridge, "
             f"alpha in {list(DOWNSTREAM_ALPHAS)} searched with each embedder's grid"
         )
-    return (
-        "StandardScaler (sparse TF-IDF unscaled) -> LogisticRegression, "
-        f"C in {list(DOWNSTREAM_CS)} searched with each embedder's grid"
-    )
+    else:
+        text = (
+            "StandardScaler (sparse TF-IDF unscaled) -> LogisticRegression, "
+            f"C in {list(DOWNSTREAM_CS)} searched with each embedder's grid"
+        )
+    if table:
+        text += (
+            "; text rows of a table: each text block scaled to text_weight**2 x the other "
+            f"columns' total variance, text_weight in {list(TEXT_WEIGHTS)} searched too"
+        )
+    return text
 
 
 #: the downstream model of classification in words
@@ -167,7 +194,7 @@ def _ridge_path(Xs, y, alphas):
     return models
 
 
-def _downstream_path(Xt_tr, y_tr, task):
+def _downstream_path(Xt_tr, y_tr, task, scaled=False):
     """The downstream model fitted on one fold's embedding for every value searched.
 
     Returns ``(scaler, [(value, fitted model), ...], seconds)``: the scaler
@@ -176,7 +203,8 @@ def _downstream_path(Xt_tr, y_tr, task):
     from a cold start (a warm-started path was measured 1.5x faster on BBC
     News TF-IDF, 0.71 s against 1.08 s for 7 values, but ends within lbfgs'
     tolerance rather than at the fit scikit-learn's own grid search makes,
-    which moved one document of a fold); the ridge models come from one
+    which moved one document of a fold); ``scaled=True``: ``Xt_tr`` is scaled
+    already (a table's balanced blocks), no scaler; the ridge models come from one
     centred Gram matrix (dense, up to 6,000 features; a Cholesky solve per
     alpha) or, for sparse input, scikit-learn's own iterative fit per alpha
     (on 4,000 film titles' TF-IDF, 5,721 columns, the seven fits took 0.4 s,
@@ -191,10 +219,10 @@ def _downstream_path(Xt_tr, y_tr, task):
     _, values = downstream_values(task)
     t0 = time.perf_counter()
     with threadpool_limits(1):
-        scaler = None if sp.issparse(Xt_tr) else StandardScaler().fit(Xt_tr)
+        scaler = None if sp.issparse(Xt_tr) or scaled else StandardScaler().fit(Xt_tr)
         Xs = Xt_tr if scaler is None else scaler.transform(Xt_tr)
         if task == "regression":
-            if scaler is not None and Xs.shape[1] <= _MAX_GRAM:
+            if not sp.issparse(Xs) and Xs.shape[1] <= _MAX_GRAM:
                 models = _ridge_path(Xs, y_tr, values)
             else:  # sparse (TF-IDF: thousands of columns) or too wide: scikit-learn's iterative fits
                 models = [Ridge(alpha=a).fit(Xs, y_tr) for a in values]
@@ -210,12 +238,99 @@ def _downstream_pipeline(scaler, model, task):
     return Pipeline([("scale", scaler if scaler is not None else "passthrough"), (step, model)])
 
 
+def _table_blocks(fitted):
+    """``[(name, column indices), ...]`` of a fitted mixed-table row, or None.
+
+    The blocks of ``fitted.output_indices_`` (a :func:`table_embedder`
+    ``ColumnTransformer``): every non-empty ``text_<column>`` block and the
+    ``other`` block, in output order. None unless there are both (the
+    ``none`` row, a tabular row, text alone).
+    """
+    blocks = getattr(fitted, "output_indices_", None)
+    if not blocks or "other" not in blocks or blocks["other"].stop == blocks["other"].start:
+        return None
+    out = [
+        (name, np.arange(s.start, s.stop))
+        for name, s in blocks.items()
+        if (name == "other" or name.startswith("text_")) and s.stop > s.start
+    ]
+    return out if len(out) > 1 else None
+
+
+def _total_variance(B):
+    """Sum of the column variances of a dense or sparse block."""
+    import scipy.sparse as sp
+
+    if sp.issparse(B):
+        B = sp.csr_matrix(B, dtype=np.float64)
+        mean_sq = np.asarray(B.multiply(B).mean(axis=0)).ravel()
+        return float(np.sum(mean_sq - np.asarray(B.mean(axis=0)).ravel() ** 2))
+    return float(np.var(np.asarray(B, dtype=np.float64), axis=0).sum())
+
+
+def _block_scaler(Xt, blocks, text_weight):
+    """The scaler of a mixed row's embedding with its blocks balanced; unfitted.
+
+    A ``ColumnTransformer`` over the embedding's columns: the ``other``
+    block standardised (without centring when ``Xt`` is sparse: the
+    intercept absorbs the mean), each dense text block standardised, a sparse
+    text block (TF-IDF, rows of norm 1) unscaled, as in
+    :func:`downstream_classifier`. Its ``transformer_weights`` then give each
+    text block ``text_weight**2`` times the total variance of the other block
+    (measured on ``Xt``, the training embedding): a block's width no longer
+    sets its share, and the downstream model's penalty weighs the text
+    against the other columns as ``text_weight`` says. The weights are plain
+    numbers, so the scaler saves with skops.
+    """
+    import scipy.sparse as sp
+    from sklearn.base import clone
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import StandardScaler
+
+    sparse = sp.issparse(Xt)
+    X = Xt.tocsc() if sparse else np.asarray(Xt)
+    parts, variance = [], {}
+    for name, cols in blocks:
+        step = "passthrough" if sparse and name != "other" else StandardScaler(with_mean=not sparse)
+        block = X[:, cols]
+        scaled = block if step == "passthrough" else clone(step).fit_transform(block)
+        variance[name] = _total_variance(scaled)
+        parts.append((name, step, cols.tolist()))
+    ref = variance["other"] if variance["other"] > 0 else 1.0
+    weights = {
+        name: 1.0
+        if name == "other"
+        else (float(text_weight * np.sqrt(ref / variance[name])) if variance[name] > 0 else 0.0)
+        for name, _ in blocks
+    }
+    return ColumnTransformer(
+        parts, transformer_weights=weights, sparse_threshold=1.0 if sparse else 0.0
+    )
+
+
+def _balanced_paths(Xt_tr, y_tr, task, blocks):
+    """The downstream path of a mixed row for every :data:`TEXT_WEIGHTS` value.
+
+    Returns ``([(text_weight, fitted block scaler, [(value, model), ...]), ...], seconds)``.
+    """
+    t0 = time.perf_counter()
+    fits = []
+    for weight in TEXT_WEIGHTS:
+        scaler = _block_scaler(Xt_tr, blocks, weight)
+        Xs = scaler.fit_transform(Xt_tr)
+        _, path, _ = _downstream_path(Xs, y_tr, task, scaled=True)
+        fits.append((weight, scaler, path))
+    return fits, time.perf_counter() - t0
+
+
 def _refit(embedder, params, X, y, task="classification", wrap=None):
     """``Pipeline(embed, scale, clf|reg)`` with ``params`` fitted on all rows.
 
     ``params`` holds the embedder's parameters and the downstream value
-    (``clf__C`` or ``reg__alpha``); ``wrap`` turns the embedder into its
-    row of a mixed table (:func:`table_embedder`), with ``X`` the prepared table.
+    (``clf__C`` or ``reg__alpha``), and on a mixed table's text row its
+    ``text_weight`` (then ``scale`` is the balanced :func:`_block_scaler`);
+    ``wrap`` turns the embedder into its row of a mixed table
+    (:func:`table_embedder`), with ``X`` the prepared table.
     """
     from sklearn.base import clone
     from sklearn.pipeline import Pipeline
@@ -224,6 +339,7 @@ def _refit(embedder, params, X, y, task="classification", wrap=None):
     key, _ = downstream_values(task)
     params = dict(params)
     value = params.pop(key)
+    weight = params.pop(TEXT_WEIGHT, None)
     est = clone(embedder).set_params(**params) if embedder is not None else None
     est = wrap(est) if wrap is not None else est
     Xt = est.fit_transform(X, y)
@@ -231,6 +347,8 @@ def _refit(embedder, params, X, y, task="classification", wrap=None):
 
     make = downstream_regressor if task == "regression" else downstream_classifier
     down = make(sp.issparse(Xt), value)
+    if weight is not None:
+        down.set_params(scale=_block_scaler(Xt, _table_blocks(est), weight))
     with threadpool_limits(1):
         down.fit(Xt, y)
     return Pipeline([("embed", est), *down.steps])

@@ -10,7 +10,13 @@ import numpy as np
 
 from ..utils._compute import limit_threads, resolve_n_jobs
 from ._data import _n_rows, _take
-from ._downstream import _downstream_path
+from ._downstream import (
+    TEXT_WEIGHT,
+    _balanced_paths,
+    _downstream_path,
+    _table_blocks,
+    downstream_values,
+)
 
 _CACHE_FREE_FIT, _CACHE_FREE_TIMED = 50, 200
 _MB = 1024 * 1024
@@ -116,7 +122,10 @@ def _fold_task(
     """Fit ``est`` on one training fold and score every downstream value on its test fold.
 
     The downstream models of all values (``C`` or ``alpha``) are one path
-    fitted on the fold's embedding (:func:`_downstream_path`), single-threaded.
+    fitted on the fold's embedding (:func:`_downstream_path`), single-threaded;
+    on a mixed table's text row, one path per text weight on the balanced
+    blocks (:func:`_balanced_paths`). ``per_value`` is keyed by the
+    downstream parameters as ``((name, value), ...)`` pairs.
     Runs in this process or in a Dask worker (then limited to the worker's threads).
     Also measures the fit's peak memory (RSS above the start, Linux) and, with
     ``measure_size``, the fitted pipeline's pickled size.
@@ -145,19 +154,30 @@ def _fold_task(
         t0 = time.perf_counter()
         Xt_te = fold_est.transform(X_te)
         transform_s = time.perf_counter() - t0
-        scaler, path, down_s = _downstream_path(Xt_tr, y_tr, task)
-        Xs_te = Xt_te if scaler is None else scaler.transform(Xt_te)
+        blocks = _table_blocks(fold_est)
+        if blocks is None:
+            scaler, path, down_s = _downstream_path(Xt_tr, y_tr, task)
+            fits = [((), scaler, path)]
+        else:  # a table's text row: the blocks balanced, the text's weight searched too
+            fits, down_s = _balanced_paths(Xt_tr, y_tr, task, blocks)
+            fits = [(((TEXT_WEIGHT, w),), scaler, path) for w, scaler, path in fits]
+        key, _ = downstream_values(task)
         per_value = {}
-        for value, model in path:
+        for extra, scaler, path in fits:
             t0 = time.perf_counter()
-            test_score = float(scorer(model, Xs_te, y_te))
-            per_value[value] = {
-                "test": test_score,
-                "score": transform_s + time.perf_counter() - t0,
-                "fit": embed_s + down_s,
-            }
+            Xs_te = Xt_te if scaler is None else scaler.transform(Xt_te)
+            scale_s = time.perf_counter() - t0
+            for value, model in path:
+                t0 = time.perf_counter()
+                test_score = float(scorer(model, Xs_te, y_te))
+                per_value[(*extra, (key, value))] = {
+                    "test": test_score,
+                    "score": transform_s + scale_s + time.perf_counter() - t0,
+                    "fit": embed_s + down_s,
+                }
         recon = _reconstruction_error(fold_est, X_te) if kind == "tabular" else None
-        text_only = _text_alone(fold_est, Xt_tr, Xt_te, y_tr, y_te, scorer, task)
+        text_only = _text_alone(blocks, Xt_tr, Xt_te, y_tr, y_te, scorer, task)
+        _, scaler, path = fits[0]
         size_mb = _size_mb(fold_est, scaler, path[0][1]) if measure_size else float("nan")
     return {
         "text_only": text_only,
@@ -173,21 +193,17 @@ def _fold_task(
     }
 
 
-def _text_alone(fold_est, Xt_tr, Xt_te, y_tr, y_te, scorer, task):
+def _text_alone(blocks, Xt_tr, Xt_te, y_tr, y_te, scorer, task):
     """Scores per downstream value of a mixed row's text columns alone, or None.
 
-    The ablation reuses the fold's fitted blocks: the text blocks' output
-    columns (``ColumnTransformer.output_indices_``) are cut from the
-    embeddings already computed and only the downstream path is fitted again.
+    The ablation reuses the fold's fitted blocks (:func:`_table_blocks` of
+    the row): the text blocks' output columns are cut from the embeddings
+    already computed and only the (plain) downstream path is fitted again.
     The other columns alone are the ``none`` row.
     """
-    blocks = getattr(fold_est, "output_indices_", None)
-    if not blocks or "other" not in blocks:
+    if blocks is None:
         return None
-    text = [s for name, s in blocks.items() if name.startswith("text_") and s.stop > s.start]
-    if not text or blocks["other"].stop == blocks["other"].start:
-        return None
-    cols = np.concatenate([np.arange(s.start, s.stop) for s in text])
+    cols = np.concatenate([c for name, c in blocks if name != "other"])
     sub_tr, sub_te = _columns(Xt_tr, cols), _columns(Xt_te, cols)
     scaler, path, _ = _downstream_path(sub_tr, y_tr, task)
     sub_te = sub_te if scaler is None else scaler.transform(sub_te)

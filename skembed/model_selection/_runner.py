@@ -68,16 +68,61 @@ class _ByteCounter:
         return size
 
 
-def _size_mb(*objects):
-    """Size of ``objects`` pickled (protocol 5, as joblib and skops store arrays), in MB."""
+def _pickled_bytes(obj):
+    """Bytes of ``obj`` pickled (protocol 5, as joblib and skops store arrays), or None."""
     import pickle
 
     sink = _ByteCounter()
     try:
-        pickle.dump(objects, sink, protocol=5)
+        pickle.dump(obj, sink, protocol=5)
     except Exception:  # an object that cannot be pickled has no size on disk to report
+        return None
+    return sink.n
+
+
+def _fitted_parts(est):
+    """``est`` and the fitted estimators inside it (a ColumnTransformer's, a Pipeline's)."""
+    yield est
+    for part in getattr(est, "transformers_", None) or ():
+        if hasattr(part[1], "get_params"):
+            yield from _fitted_parts(part[1])
+    for part in getattr(est, "steps", None) or ():
+        if hasattr(part[1], "get_params"):
+            yield from _fitted_parts(part[1])
+
+
+def _weights_outside_bytes(est):
+    """Bytes of torch weights that ``est`` reloads from its model's files rather than its pickle.
+
+    A fitted BERT row pickles its model's name or path, not the weights
+    (unless ``store_weights=True``): for each fitted part with a torch
+    ``model_`` whose own pickle is smaller than the model's parameters and
+    buffers, those bytes are what the pipeline needs on disk besides its file.
+    """
+    total = 0
+    for part in _fitted_parts(est):
+        model = getattr(part, "__dict__", {}).get("model_")
+        if model is None or not hasattr(model, "parameters") or not hasattr(model, "buffers"):
+            continue
+        tensors = [*model.parameters(), *model.buffers()]
+        weights = sum(t.numel() * t.element_size() for t in tensors)
+        pickled = _pickled_bytes(part)
+        if pickled is not None and pickled < weights:
+            total += weights
+    return total
+
+
+def _size_mb(est, *objects):
+    """Size on disk of a fitted embedder and ``objects``, in MB (NaN if they cannot be pickled).
+
+    Their pickle (protocol 5), plus the torch weights the embedder loads from
+    its model's files rather than its pickle (:func:`_weights_outside_bytes`):
+    a BERT row's size is the model it needs, not the few kilobytes that name it.
+    """
+    pickled = _pickled_bytes((est, *objects))
+    if pickled is None:
         return float("nan")
-    return sink.n / _MB
+    return (pickled + _weights_outside_bytes(est)) / _MB
 
 
 def _reconstruction_error(embedder, X):

@@ -91,3 +91,25 @@ def test_ablation_text_alone_equals_the_text_column_compared_alone():
     )
     assert "text alone" in format_leaderboard(mixed)
     assert "text alone" not in format_leaderboard(alone)
+
+
+def test_size_counts_the_weights_a_bert_row_loads_from_its_model_files():
+    """A fitted BERT pickles its model's path, not the weights: the size column adds them."""
+    from _helpers import minilm_dir
+
+    from skembed.model_selection._runner import _pickled_bytes, _size_mb
+    from skembed.text import BertPooledEmbedder
+
+    bert = BertPooledEmbedder(model=str(minilm_dir()), device="cpu").fit(["a b", "c d"])
+    weights = sum(
+        t.numel() * t.element_size() for t in (*bert.model_.parameters(), *bert.model_.buffers())
+    )
+    assert weights > 80 * 2**20  # all-MiniLM-L6-v2: 22.7 M float32 parameters
+    pickled = _pickled_bytes((bert,))
+    assert pickled < 2**20  # the path and the settings only
+    assert _size_mb(bert) == pytest.approx((pickled + weights) / 2**20)
+    # with its weights in the pickle, nothing is added: they are counted once
+    stored = BertPooledEmbedder(model=str(minilm_dir()), device="cpu", store_weights=True)
+    stored.fit(["a b", "c d"])
+    assert _size_mb(stored) == pytest.approx(_pickled_bytes((stored,)) / 2**20)
+    assert _size_mb(stored) > 80

@@ -35,15 +35,28 @@ windows computed at the same point, their update overshoots where sequential
 SGD would have corrected itself after a few hundred steps, and training
 diverges (measured on an H100, debdocs 11.4M tokens, skip-gram: NaN at 65,536
 centres per batch, NaN or a loss of 1e8 at 16,384 without a cap or with a cap
-of 64 to 256). ``update_cap`` bounds it: a row that receives
-``n > update_cap`` updates in a batch (windows for an output row, examples for
-an input row) gets their sum scaled by ``update_cap / n``, i.e. ``update_cap``
-steps along their mean. Rows below the cap, which is nearly all of them, get
-word2vec's update unchanged. Measured on debdocs (``docs/gpu.md``): skip-gram
-at 8,192 centres and a cap of 64 is within 0.02 of the CPU kernel on
-WordSim-353 and 0.03 below it on SimLex-999; CBOW is within 0.003 on both at
-65,536 centres. (A cap on the summed logistic curvature instead of the count
-was tried and measured worse: CBOW WordSim-353 0.447 against 0.535.)
+of 64 to 256). Two bounds keep a row's summed step in check; a row below both,
+which is nearly every row, gets word2vec's update unchanged:
+
+- ``update_cap``: a row that receives ``n > update_cap`` updates in a batch
+  (windows for an output row, examples for an input row) gets their sum scaled
+  by ``update_cap / n``, i.e. ``update_cap`` steps along their mean.
+- ``curvature_bound`` (skip-gram): the logistic loss of an example ``f = x . y``
+  has curvature ``sigmoid'(f) |y|^2`` along ``x``. Gradient descent on a row is
+  stable while its step times the curvature summed over the row's examples
+  stays below 2, so a row whose ``sum lr * sigmoid'(f) * |y|^2`` exceeds
+  ``curvature_bound`` gets its summed update scaled down to the bound. The
+  count cap alone let BBC News (0.85M tokens) diverge at 8,192 centres per
+  batch (epoch 2, loss 5.8e5), because the vectors' norms grow as training
+  goes on; with the bound, skip-gram and FastText trained BBC News, BBC News
+  x4, the tweets and debdocs at 8,192 and 32,768 centres on an H200. Bounds of
+  1 and 2 cost quality on debdocs (SimLex-999 0.232 and 0.260 at 8,192
+  centres), 4 does not (0.265 against 0.267 without the bound; 0.267 at
+  32,768 centres), so the default is 4 (``docs/gpu.md``).
+
+The default batch grows with the corpus (:func:`default_batch_words`): a small
+corpus needs steps more than it needs speed (on BBC News, 32,768 centres per
+batch ended skip-gram's 5 epochs at a loss of 2.64 against 2.50 at 8,192).
 
 CBOW (``sg=False``): the input is the mean of the context input vectors,
 ``K`` noise words are drawn per centre and the input-side error is added in
@@ -79,17 +92,58 @@ import torch
 from torch.nn import functional as F
 
 __all__ = [
-    "DEFAULT_BATCH_WORDS",
+    "BATCH_WORDS_RANGE",
+    "DEFAULT_CURVATURE_BOUND",
     "DEFAULT_UPDATE_CAP",
+    "STEPS_PER_EPOCH",
     "SubwordBags",
+    "default_batch_words",
     "device_tables",
     "train_sgns_chunk",
 ]
 
-#: centre words per step by default, skip-gram and CBOW (measured on debdocs, docs/gpu.md)
-DEFAULT_BATCH_WORDS = {True: 8192, False: 65536}
+#: smallest and largest default batch (centre words per step), skip-gram and CBOW
+BATCH_WORDS_RANGE = {True: (2048, 32768), False: (2048, 65536)}
+#: the default batch gives an epoch at least this many steps where the range allows
+STEPS_PER_EPOCH = 256
 #: most updates a row takes at full weight in one batch (see the module notes)
 DEFAULT_UPDATE_CAP = 64.0
+#: skip-gram: most summed ``lr * curvature`` a row's step takes at full length (module notes)
+DEFAULT_CURVATURE_BOUND = 4.0
+
+
+def default_batch_words(n_tokens, sg):
+    """The default batch: centre words per step for an epoch of ``n_tokens`` tokens.
+
+    The largest power of two in :data:`BATCH_WORDS_RANGE` ``[sg]`` that still gives
+    the epoch :data:`STEPS_PER_EPOCH` steps (the range's lower end when none does):
+    large corpora get large, fast batches, small ones enough steps to learn in.
+    Measured on an H200 (``docs/gpu.md``): BBC News (0.85M tokens) gets 2,048, BBC
+    News x4 8,192, debdocs (11.4M) 32,768 for skip-gram.
+
+    Parameters
+    ----------
+    n_tokens : int
+        Tokens in one epoch (before subsampling).
+    sg : bool
+        Skip-gram (``True``) or CBOW.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> default_batch_words(854_000, True), default_batch_words(11_410_908, True)
+    (2048, 32768)
+    >>> default_batch_words(11_410_908, False), default_batch_words(10**9, False)
+    (32768, 65536)
+    """
+    lo, hi = BATCH_WORDS_RANGE[bool(sg)]
+    batch = lo
+    while batch * 2 <= hi and batch * 2 * STEPS_PER_EPOCH <= int(n_tokens):
+        batch *= 2
+    return batch
 
 
 class SubwordBags:
@@ -193,21 +247,30 @@ def _cap_scale(index, weight, n_rows, cap):
     return (cap / counts.clamp(min=cap)).index_select(0, index)
 
 
-def _add_rows(mat, index, grad, cap, weight=None):
-    """``mat[index] += grad`` summed per row, each row's sum capped at ``cap`` updates."""
+def _add_rows(mat, index, grad, cap, weight=None, curvature=None):
+    """``mat[index] += grad`` summed per row, each row's sum capped at ``cap`` updates.
+
+    ``curvature = (entries, bound)``: per entry, the learning rate times the entry's
+    logistic curvature along its row; a row whose entries sum above ``bound`` gets its
+    summed step scaled down to ``bound`` (see the module notes).
+    """
     if cap is not None:
         w = torch.ones_like(index, dtype=grad.dtype) if weight is None else weight
         grad = grad * _cap_scale(index, w, mat.shape[0], float(cap))[:, None]
+    if curvature is not None:
+        grad = grad * _cap_scale(index, curvature[0], mat.shape[0], curvature[1])[:, None]
     mat.index_add_(0, index, grad)
 
 
-def _add_input_grad(syn0, words, mask, grad, bag_rows, cap):
+def _add_input_grad(syn0, words, mask, grad, bag_rows, cap, curvature=None):
     """Add ``grad`` (M, dim) to the input rows of the slots (in full to every bag row)."""
     if bag_rows is None:
-        _add_rows(syn0, words, grad, cap, mask)
+        _add_rows(syn0, words, grad, cap, mask, curvature)
     else:
         rows, owner = bag_rows
-        _add_rows(syn0, rows, grad.index_select(0, owner), cap)
+        if curvature is not None:
+            curvature = (curvature[0].index_select(0, owner), curvature[1])
+        _add_rows(syn0, rows, grad.index_select(0, owner), cap, None, curvature)
 
 
 @torch.no_grad()
@@ -228,6 +291,7 @@ def train_sgns_chunk(
     subwords=None,
     batch_words=None,
     update_cap=DEFAULT_UPDATE_CAP,
+    curvature_bound=DEFAULT_CURVATURE_BOUND,
 ):
     """Train skip-gram or CBOW with negative sampling on one chunk, in place, on syn0's device.
 
@@ -264,16 +328,22 @@ def train_sgns_chunk(
     subwords : SubwordBags or None, default=None
         fastText subword input; ``None``: row ``u`` of ``syn0`` is word ``u``'s vector.
     batch_words : int or None, default=None
-        Centre positions per step; ``None``: ``DEFAULT_BATCH_WORDS[sg]``
-        (8,192 for skip-gram, 65,536 for CBOW). Larger is faster on a GPU
-        (fewer launches; a step costs ~40 kernel launches, so small batches
-        are bound by the host) and makes frequent rows' summed updates staler
-        (see the module notes and ``docs/gpu.md``).
+        Centre positions per step; ``None``: :func:`default_batch_words` of
+        the chunk's length (the estimators pass the value for the whole
+        corpus). Larger is faster on a GPU (fewer launches; a step costs ~50
+        kernel launches, so small batches are bound by the host) and makes
+        frequent rows' summed updates staler (see the module notes and
+        ``docs/gpu.md``).
     update_cap : float or None, default=DEFAULT_UPDATE_CAP
         A row updated ``n > update_cap`` times in one batch gets the sum of
         its updates scaled by ``update_cap / n`` (see the module notes);
         ``None`` disables it (plain summed updates; stable only for small
         batches).
+    curvature_bound : float or None, default=DEFAULT_CURVATURE_BOUND
+        Skip-gram only (CBOW ignores it): a row whose summed ``lr * sigmoid'(f)
+        * |x|^2`` over the batch's examples exceeds ``curvature_bound`` gets
+        its summed update scaled down to that bound (see the module notes);
+        ``None`` disables it.
 
     Returns
     -------
@@ -320,7 +390,8 @@ def train_sgns_chunk(
     (True, True)
     """
     if batch_words is None:
-        batch_words = DEFAULT_BATCH_WORDS[bool(sg)]
+        batch_words = default_batch_words(len(ids), sg)
+    bound = None if curvature_bound is None else float(curvature_bound)
     window, negative, batch_words = int(window), int(negative), int(batch_words)
     if window < 1 or negative < 1 or batch_words < 1:
         raise ValueError(
@@ -354,7 +425,7 @@ def train_sgns_chunk(
         for s0 in range(0, plan["n"], batch_words):
             part = {k: v[s0 : s0 + batch_words] for k, v in plan.items() if k != "n"}
             fn = _skipgram_step if sg else _cbow_step
-            loss_b, n_b = fn(syn0, syn1neg, part, labels, subwords, update_cap)
+            loss_b, n_b = fn(syn0, syn1neg, part, labels, subwords, update_cap, bound)
             loss += loss_b
             n_examples += n_b
     return loss, n_examples
@@ -400,14 +471,15 @@ def _plan_block(ids, offsets, start, stop, window, negative, prob, alias, gen, a
 
 
 def _scores_to_grad(f, labels, weight, lr):
-    """Loss and ``(label - sigmoid(f)) * lr * weight`` of binary logistic examples."""
+    """Loss, ``(label - sigmoid(f)) * lr * weight`` and ``sigmoid(f)`` of logistic examples."""
     sign = labels * 2 - 1
     loss = -(F.logsigmoid(sign * f) * weight).sum(dtype=torch.float64)
-    g = (labels - torch.sigmoid(f)) * weight * lr
-    return loss, g
+    sig = torch.sigmoid(f)
+    g = (labels - sig) * weight * lr
+    return loss, g, sig
 
 
-def _skipgram_step(syn0, syn1neg, part, labels, bags, cap):
+def _skipgram_step(syn0, syn1neg, part, labels, bags, cap, bound):
     ctx, valid, validf = part["ctx"], part["valid"], part["validf"]
     out_ids, out_keep, lr = part["out_ids"], part["out_keep"], part["lr"]
     b, m = ctx.shape
@@ -420,17 +492,26 @@ def _skipgram_step(syn0, syn1neg, part, labels, bags, cap):
     outv = syn1neg.index_select(0, flat_out).view(b, k1, dim)
     f = torch.bmm(C, outv.transpose(1, 2))  # (b, m, K + 1)
     weight = validf[:, :, None] * out_keep[:, None, :]
-    loss, g = _scores_to_grad(f, labels, weight, lr[:, None, None])
+    loss, g, sig = _scores_to_grad(f, labels, weight, lr[:, None, None])
     grad_c = torch.bmm(g, outv)  # (b, m, dim)
     grad_o = torch.bmm(g.transpose(1, 2), C)  # (b, K + 1, dim)
     # an output row counts once per window that uses it
     used = out_keep * (validf.sum(1, keepdim=True) > 0).to(syn0.dtype)
-    _add_rows(syn1neg, flat_out, grad_o.reshape(-1, dim), cap, used.reshape(-1))
-    _add_input_grad(syn0, flat_ctx, validf.reshape(-1), grad_c.reshape(-1, dim), bag_rows, cap)
+    curv_o = curv_c = None
+    if bound is not None:
+        # lr * sigma'(f) per example; along an output row its curvature is |C|^2, along an
+        # input row |O|^2 (the Hessian's diagonal blocks of the logistic loss)
+        h = sig * (1 - sig) * weight * lr[:, None, None]  # (b, m, K + 1)
+        curv_o = (torch.bmm(h.transpose(1, 2), (C * C).sum(-1, keepdim=True)).reshape(-1), bound)
+        curv_c = (torch.bmm(h, (outv * outv).sum(-1, keepdim=True)).reshape(-1), bound)
+    _add_rows(syn1neg, flat_out, grad_o.reshape(-1, dim), cap, used.reshape(-1), curv_o)
+    _add_input_grad(
+        syn0, flat_ctx, validf.reshape(-1), grad_c.reshape(-1, dim), bag_rows, cap, curv_c
+    )
     return loss, validf.sum(dtype=torch.float64)
 
 
-def _cbow_step(syn0, syn1neg, part, labels, bags, cap):
+def _cbow_step(syn0, syn1neg, part, labels, bags, cap, bound):
     ctx, valid, validf = part["ctx"], part["valid"], part["validf"]
     out_ids, out_keep, lr = part["out_ids"], part["out_keep"], part["lr"]
     b, m = ctx.shape
@@ -454,7 +535,7 @@ def _cbow_step(syn0, syn1neg, part, labels, bags, cap):
     weight = out_keep * has[:, None]
     outv = syn1neg.index_select(0, out_ids.reshape(-1)).view(b, k1, dim)
     f = torch.bmm(outv, h[:, :, None]).squeeze(2)  # (b, K + 1)
-    loss, g = _scores_to_grad(f, labels, weight, lr[:, None])
+    loss, g, _ = _scores_to_grad(f, labels, weight, lr[:, None])
     grad_h = torch.bmm(g[:, None, :], outv).squeeze(1)  # (b, dim)
     grad_o = g[:, :, None] * h[:, None, :]
     _add_rows(syn1neg, out_ids.reshape(-1), grad_o.reshape(-1, dim), cap, weight.reshape(-1))

@@ -145,10 +145,15 @@ def test_subword_bags_average_inputs_and_update_every_row():
     np.testing.assert_allclose(syn1.numpy(), s1, atol=1e-6)
 
 
-@pytest.mark.parametrize("cap", [None, 2.0])
-def test_learning_rate_decays_linearly_and_frequent_rows_are_capped(cap):
+@pytest.mark.parametrize(
+    "cap, bound, factor", [(None, None, 1.0), (2.0, None, 0.5), (None, 0.25, 0.5), (None, 0.5, 1.0)]
+)
+def test_learning_rate_decays_linearly_and_frequent_rows_are_capped(cap, bound, factor):
     # zero output vectors: the first update of each centre's output row is
-    # lr_p * (1 - 0.5) * input, so the rows reveal the per-centre learning rates
+    # lr_p * (1 - 0.5) * input, so the rows reveal the per-centre learning rates.
+    # The noise row is used by 4 windows: a count cap of 2 halves its summed update; so does a
+    # curvature bound of 0.25, its summed lr * sigmoid'(0) * |x|^2 being 0.5 * (0.4 + 0.3 + 0.2
+    # + 0.1) = 0.5 (a bound of 0.5 leaves it whole, and each centre's row is below both bounds)
     n_tok = 4
     syn0 = torch.ones(n_tok + 1, 2)
     syn1 = torch.zeros(n_tok + 1, 2)
@@ -158,11 +163,11 @@ def test_learning_rate_decays_linearly_and_frequent_rows_are_capped(cap):
     train_sgns_chunk(
         syn0, syn1, ids, offsets, neg_prob=prob, neg_alias=alias, window=1, negative=1,
         alpha_start=0.4, alpha_end=0.0, seed=0, batch_words=4, update_cap=cap,
+        curvature_bound=bound,
     )  # fmt: skip
     lrs = 0.4 - 0.4 * np.arange(4) / 4
     np.testing.assert_allclose(syn1.numpy()[:4, 0], 0.5 * lrs, atol=1e-7)
-    # the noise word's row is used by 4 windows: with a cap of 2 its summed update is halved
-    noise = -0.5 * lrs.sum() * (1.0 if cap is None else 2.0 / 4)
+    noise = -0.5 * lrs.sum() * factor
     np.testing.assert_allclose(syn1.numpy()[n_tok], [noise, noise], atol=1e-7)
 
 

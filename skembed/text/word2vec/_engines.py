@@ -297,8 +297,9 @@ class SgnsEngine:
         ``sg``, ``window``, ``negative``, the alias table and the subword CSR.
     device : str
         Resolved torch device.
-    batch_words : int or None
-        Centre words per step; ``None``: :data:`DEFAULT_BATCH_WORDS`.
+    batch_words : int
+        Centre words per step (the estimator's ``batch_size``, or
+        :func:`~skembed.nn.sgns.default_batch_words` of the corpus).
     seed : int
         Seeds each chunk's generator together with the chunk seed.
     """
@@ -351,14 +352,11 @@ class SgnsEngine:
         A step applies the summed updates of ``batch_size`` centre words read from the same
         parameters; a frequent word's rows then move by many updates at once.
         """
-        from ...nn.sgns import DEFAULT_BATCH_WORDS
-
-        batch = int(self.batch_words or DEFAULT_BATCH_WORDS[bool(self.config.sg)])
+        batch = int(self.batch_words)
         hint = (
             f"batch_size={batch} centre words per step update a frequent word's rows many "
-            f"times at once; a quarter (batch_size={max(1, batch // 4)}) trained BBC News x4's "
-            "first epoch where 8,192 diverged (skip-gram, alpha 0.025). Or lower alpha "
-            f"(currently {alpha}), or use engine='numba'."
+            f"times at once; a quarter (batch_size={max(1, batch // 4)}) makes each step "
+            f"read fresher vectors. Or lower alpha (currently {alpha}), or use engine='numba'."
         )
         return "batch_size", batch, hint
 

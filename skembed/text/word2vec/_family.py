@@ -215,7 +215,7 @@ class Word2VecFamilyMixin:
         )
 
     # ------------------------------------------------------------------ training
-    def _make_engine(self, syn0, syn1neg, syn1, config, seed, n_threads):
+    def _make_engine(self, syn0, syn1neg, syn1, config, seed, n_threads, n_tokens=0):
         """The engine that trains this fit: the one place the family's engines are built.
 
         Parameters
@@ -229,6 +229,9 @@ class Word2VecFamilyMixin:
             Threads the numba engines may use; deterministic training runs
             ``n_parts`` parts on them
             (:func:`~skembed.kernels.scheduler.training_partition`).
+        n_tokens : int, default=0
+            Tokens per epoch: ``batch_size=None`` of the batched torch engine
+            is :func:`~skembed.nn.sgns.default_batch_words` of it.
         """
         name = self._engine_name()
         if name == "torch":
@@ -236,7 +239,10 @@ class Word2VecFamilyMixin:
                 syn0, syn1neg, syn1, config, self.device_, self.batch_size or 4096, seed
             )
         if name == "torch-batched":
-            return SgnsEngine(syn0, syn1neg, syn1, config, self.device_, self.batch_size, seed)
+            from ...nn.sgns import default_batch_words
+
+            batch = self.batch_size or default_batch_words(n_tokens, config.sg)
+            return SgnsEngine(syn0, syn1neg, syn1, config, self.device_, batch, seed)
         return self._numba_engine(
             syn0, syn1neg, syn1, config, n_threads, self.n_parts, **self._engine_options()
         )
@@ -280,7 +286,9 @@ class Word2VecFamilyMixin:
         self.history_ = history
         pools = ("numba",) if self._engine_name() == "numba" else ("torch",)
         with limit_threads(self.n_jobs, modules=pools) as n_threads:
-            engine = self._make_engine(*weights, config, seed, n_threads=n_threads)
+            engine = self._make_engine(
+                *weights, config, seed, n_threads=n_threads, n_tokens=corpus.n_tokens
+            )
 
             def epoch_end():
                 publish(*engine.weights())

@@ -160,12 +160,16 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         ``docs/word2vec.md``.
     batch_size : int or None, default=None
         Examples per step of the torch engines; ignored by the numba engine.
-        ``engine_="torch-batched"`` (measured 12.0M words/s skip-gram and
-        17.9M CBOW on one H100, ``docs/gpu.md``): an example is a centre word,
-        ``None`` means 8,192 (skip-gram) or 65,536 (CBOW). Its windows in one
-        step read the same parameters, so on small corpora with a high
-        ``alpha`` it can diverge (a ``TrainingDivergedError`` says so: lower
-        ``alpha`` or ``batch_size``). ``engine_="torch"``, the exact per-pair
+        ``engine_="torch-batched"`` (measured 13.4M words/s skip-gram and
+        20.6M CBOW through the estimator on one H200, ``docs/gpu.md``): an
+        example is a centre word, and ``None`` grows the batch with the
+        corpus (:func:`skembed.nn.sgns.default_batch_words`: the largest power
+        of two from 2,048 up to 32,768 for skip-gram or 65,536 for CBOW that
+        leaves an epoch 256 steps). A batch's windows read the same
+        parameters; frequent rows' summed updates are bounded (the update cap
+        and, for skip-gram, the curvature bound of :mod:`skembed.nn.sgns`),
+        and a fit that still diverges raises ``TrainingDivergedError`` naming
+        ``batch_size``. ``engine_="torch"``, the exact per-pair
         engine whose small steps follow the numba kernel: an example is a
         (word, context) pair, ``None`` means 4,096 (CBOW: 512 windows).
     callbacks : list of callable or Callback, or None, default=None

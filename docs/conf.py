@@ -79,10 +79,6 @@ numpydoc_validation_exclude = {
     r"\.get_metadata_routing$",
     # module-level constants: their docstring is their type's
     r"\.[A-Z][A-Z0-9_]+$",
-    # PENDING of tests/test_docs.py (keyedvectors.py is at its 600-line limit)
-    r"KeyedVectors\.similar_by_vector$",
-    r"FastTextKeyedVectors\.most_similar$",
-    r"FastTextKeyedVectors\.has_vector$",
 }
 
 

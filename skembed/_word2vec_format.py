@@ -1,6 +1,7 @@
 """The word2vec text and binary vector formats (word2vec, GloVe, fastText ``.vec``, gensim).
 
-Readers behind :meth:`skembed.KeyedVectors.load_word2vec_format`; every
+The writer and readers behind :meth:`skembed.KeyedVectors.save_word2vec_format` and
+:meth:`~skembed.KeyedVectors.load_word2vec_format`; every
 malformed input raises a ``ValueError`` that names the file and the line
 (text) or byte offset (binary).
 """
@@ -10,6 +11,32 @@ from __future__ import annotations
 import os
 
 import numpy as np
+
+
+def write(path, vectors, words, *, binary=False, write_header=True):
+    """Write ``vectors`` (row ``i`` is ``words[i]``) in the text or binary format.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    vectors : numpy.ndarray of shape (n_words, vector_size), float
+    words : list of str
+    binary : bool, default=False
+        word2vec's binary layout: ``word`` + space + ``vector_size``
+        little-endian float32, then ``\\n``; text (``repr`` of each float) otherwise.
+    write_header : bool, default=True
+        The ``n_words vector_size`` first line (``False``: GloVe's text format).
+    """
+    with open(path, "wb") as fh:
+        if write_header:
+            fh.write(f"{len(words)} {vectors.shape[1]}\n".encode())
+        if binary:
+            for word, vec in zip(words, vectors.astype("<f4"), strict=True):
+                fh.write(word.encode("utf-8") + b" " + vec.tobytes() + b"\n")
+        else:
+            for word, vec in zip(words, vectors, strict=True):
+                line = word + " " + " ".join(repr(float(x)) for x in vec) + "\n"
+                fh.write(line.encode("utf-8"))
 
 
 def read_text(path, *, no_header=False, limit=None, unicode_errors="strict"):

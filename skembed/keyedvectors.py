@@ -1,9 +1,8 @@
 """KeyedVectors: trained word vectors with their vocabulary, similarity queries and file formats.
 
-A standalone object that cannot train (the design of gensim's
-``gensim.models.keyedvectors.KeyedVectors``). Word-level estimators expose
-theirs as ``wv_``. :class:`FastTextKeyedVectors` adds fastText's character
-n-gram vectors, so that any string has a vector.
+A standalone object that cannot train (gensim's ``gensim.models.keyedvectors.KeyedVectors``).
+Word-level estimators expose theirs as ``wv_``. :class:`FastTextKeyedVectors` adds fastText's
+character n-gram vectors, so that any string has a vector.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import scipy.sparse as sp
 
 from .utils._schema import Array, Instance, Number, check_state
 
@@ -266,7 +264,20 @@ class KeyedVectors:
         return [(self.index_to_key[i], float(sims[i])) for i in best if i not in exclude][:topn]
 
     def similar_by_vector(self, vector, topn=10, restrict_vocab=None):
-        """Words nearest to a raw vector by cosine; see :meth:`most_similar`."""
+        """Words nearest to a raw vector by cosine; ``most_similar(positive=[vector])``.
+
+        Parameters
+        ----------
+        vector : array-like of shape (vector_size,)
+            The query vector (any norm).
+        topn, restrict_vocab : int or None
+            As in :meth:`most_similar`.
+
+        Returns
+        -------
+        result : list of (str, float)
+            The ``topn`` nearest words and their cosines (``topn=None``: all, as in ``most_similar``).
+        """
         return self.most_similar(
             positive=[np.asarray(vector)], topn=topn, restrict_vocab=restrict_vocab
         )
@@ -286,18 +297,9 @@ class KeyedVectors:
             Write the ``n_words vector_size`` header line. ``False`` writes the
             GloVe text format (no header).
         """
-        with open(path, "wb") as fh:
-            if write_header:
-                fh.write(f"{len(self)} {self.vector_size}\n".encode())
-            if binary:
-                vecs = self.vectors.astype("<f4")
-                for word, vec in zip(self.index_to_key, vecs, strict=True):
-                    fh.write(word.encode("utf-8") + b" " + vec.tobytes() + b"\n")
-            else:
-                for word, vec in zip(self.index_to_key, self.vectors, strict=True):
-                    fh.write(
-                        (word + " " + " ".join(repr(float(x)) for x in vec) + "\n").encode("utf-8")
-                    )
+        from ._word2vec_format import write
+
+        write(path, self.vectors, self.index_to_key, binary=binary, write_header=write_header)
 
     @classmethod
     def load_word2vec_format(
@@ -349,24 +351,11 @@ class KeyedVectors:
         return cls(vectors, words)
 
 
-# numba is imported on first use, so that importing skembed stays light
-def _ngram_hashes(word, min_n, max_n, bucket):
-    from .kernels.fasttext import ngram_hashes
+def _kernels():
+    """:mod:`skembed.kernels.fasttext`, imported on first use (importing skembed stays light)."""
+    from .kernels import fasttext
 
-    return ngram_hashes(word, min_n, max_n, bucket)
-
-
-def _vocabulary_ngram_hashes(words, min_n, max_n, bucket):
-    from .kernels.fasttext import vocabulary_ngram_hashes
-
-    return vocabulary_ngram_hashes(words, min_n, max_n, bucket)
-
-
-def _ngram_matrix(indptr, indices, n_rows, bucket):
-    data = np.ones(len(indices), dtype=np.float32)
-    m = sp.csr_matrix((data, indices, indptr), shape=(n_rows, bucket))
-    m.sum_duplicates()
-    return m
+    return fasttext
 
 
 class FastTextKeyedVectors(KeyedVectors):
@@ -452,7 +441,7 @@ class FastTextKeyedVectors(KeyedVectors):
         self.min_n = int(min_n)
         self.max_n = int(max_n)
         index_to_key = list(index_to_key)
-        self.ngram_indptr, self.ngram_indices = _vocabulary_ngram_hashes(
+        self.ngram_indptr, self.ngram_indices = _kernels().vocabulary_ngram_hashes(
             index_to_key, self.min_n, self.max_n, self.bucket
         )
         super().__init__(self._compose(), index_to_key, counts=counts)
@@ -462,7 +451,7 @@ class FastTextKeyedVectors(KeyedVectors):
         out = self.vectors_vocab.copy()
         if self.bucket == 0:
             return out
-        m = _ngram_matrix(self.ngram_indptr, self.ngram_indices, n, self.bucket)
+        m = _kernels().ngram_matrix(self.ngram_indptr, self.ngram_indices, n, self.bucket)
         out += m @ self.vectors_ngrams
         out /= (1.0 + np.diff(self.ngram_indptr)).astype(np.float32)[:, None]
         return out
@@ -474,13 +463,22 @@ class FastTextKeyedVectors(KeyedVectors):
         )
 
     def has_vector(self, key) -> bool:
-        """True if ``key`` is a vocabulary word or has at least one character n-gram."""
-        return key in self.key_to_index or (
-            self.bucket > 0 and len(_ngram_hashes(key, self.min_n, self.max_n, self.bucket)) > 0
-        )
+        """Whether ``key`` has a vector: a vocabulary word or one with a character n-gram.
+
+        Parameters
+        ----------
+        key : str
+            Any string.
+
+        Returns
+        -------
+        bool
+            ``True`` for a vocabulary word or a string with a character n-gram.
+        """
+        return bool(self.get_vectors([key])[1][0])
 
     def _oov_vector(self, key):
-        rows = _ngram_hashes(key, self.min_n, self.max_n, self.bucket)
+        rows = _kernels().ngram_hashes(key, self.min_n, self.max_n, self.bucket)
         if len(rows) == 0:
             return np.zeros(self.vector_size, dtype=np.float32)
         return self.vectors_ngrams[rows].mean(axis=0, dtype=np.float32)
@@ -547,8 +545,10 @@ class FastTextKeyedVectors(KeyedVectors):
         has = known.copy()
         unknown = [w for w, k in zip(words, known, strict=True) if not k]
         if unknown and self.bucket > 0:
-            indptr, indices = _vocabulary_ngram_hashes(unknown, self.min_n, self.max_n, self.bucket)
-            m = _ngram_matrix(indptr, indices, len(unknown), self.bucket)
+            indptr, indices = _kernels().vocabulary_ngram_hashes(
+                unknown, self.min_n, self.max_n, self.bucket
+            )
+            m = _kernels().ngram_matrix(indptr, indices, len(unknown), self.bucket)
             n = np.diff(indptr)
             vecs = (m @ self.vectors_ngrams) / np.maximum(n, 1).astype(np.float32)[:, None]
             out[~known] = vecs
@@ -556,7 +556,20 @@ class FastTextKeyedVectors(KeyedVectors):
         return out, has
 
     def most_similar(self, positive=(), negative=(), topn=10, restrict_vocab=None):
-        """As :meth:`KeyedVectors.most_similar`; words outside the vocabulary are composed from n-grams."""
+        """As :meth:`KeyedVectors.most_similar`; unknown words are composed from n-grams.
+
+        Parameters
+        ----------
+        positive, negative : str or list of (str or array), default=()
+            Words (any string: its n-grams give its vector) or vectors.
+        topn, restrict_vocab : int or None
+            As in :meth:`KeyedVectors.most_similar`.
+
+        Returns
+        -------
+        result : list of (str, float)
+            The ``topn`` nearest vocabulary words with their cosine similarity.
+        """
         if isinstance(positive, (str, np.ndarray)):
             positive = [positive]
         if isinstance(negative, (str, np.ndarray)):
@@ -582,6 +595,6 @@ class FastTextKeyedVectors(KeyedVectors):
         self._check_state()
         if not all(isinstance(k, str) for k in self.index_to_key):
             raise ValueError("FastTextKeyedVectors: stored index_to_key holds non-string keys.")
-        self.ngram_indptr, self.ngram_indices = _vocabulary_ngram_hashes(
+        self.ngram_indptr, self.ngram_indices = _kernels().vocabulary_ngram_hashes(
             self.index_to_key, self.min_n, self.max_n, self.bucket
         )

@@ -61,16 +61,9 @@ IGNORED = {
     "SA03": "a See Also description may start with a lower-case word (a name, a parameter)",
     "SS05": "'Return the vectors' or 'Returns the vectors': grammar of the summary only",
 }
-#: docstrings that still fail, each with the reason; docs/conf.py excludes the same names from
-#: the build's validation. keyedvectors.py is at the 600-line limit of tests/test_architecture.py:
-#: these three need their Parameters/Returns once the module is split (FastTextKeyedVectors into
-#: a module of its own).
-PENDING = {
-    "skembed.KeyedVectors.similar_by_vector": "keyedvectors.py at 600 lines",
-    "skembed.FastTextKeyedVectors.similar_by_vector": "keyedvectors.py at 600 lines",
-    "skembed.FastTextKeyedVectors.most_similar": "keyedvectors.py at 600 lines",
-    "skembed.FastTextKeyedVectors.has_vector": "keyedvectors.py at 600 lines",
-}
+#: docstrings that still fail, each with the reason (docs/conf.py then excludes the same names
+#: from the build's validation); none since the KeyedVectors methods got theirs
+PENDING = {}
 #: methods inherited from scikit-learn, documented by scikit-learn
 SKLEARN_METHODS = {"get_params", "set_params", "set_output", "get_metadata_routing"}
 

@@ -192,3 +192,25 @@ def vocabulary_ngram_hashes(words, min_n: int, max_n: int, bucket: int):
     np.cumsum(lengths, out=offsets[1:])
     data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     return ngram_hashes_csr(data, offsets, int(min_n), int(max_n), int(bucket))
+
+
+def ngram_matrix(indptr, indices, n_rows, bucket):
+    """The n-gram CSR as a sparse count matrix: ``M @ vectors_ngrams`` sums each word's rows.
+
+    Parameters
+    ----------
+    indptr : numpy.ndarray of shape (n_rows + 1,), int64
+    indices : numpy.ndarray, int64
+        From :func:`vocabulary_ngram_hashes`; a bucket hit twice counts twice.
+    n_rows, bucket : int
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n_rows, bucket), float32
+    """
+    import scipy.sparse as sp
+
+    data = np.ones(len(indices), dtype=np.float32)
+    m = sp.csr_matrix((data, indices, indptr), shape=(n_rows, bucket))
+    m.sum_duplicates()
+    return m

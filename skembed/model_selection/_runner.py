@@ -200,8 +200,8 @@ def _fold_task(
         Xt_te = fold_est.transform(X_te)
         transform_s = time.perf_counter() - t0
         blocks = _table_blocks(fold_est)
-        if blocks is None:
-            scaler, path, down_s = _downstream_path(Xt_tr, y_tr, task)
+        if blocks is None or len(blocks) == 1:  # the none row's other columns: as prepared
+            scaler, path, down_s = _downstream_path(Xt_tr, y_tr, task, scaled=blocks is not None)
             fits = [((), scaler, path)]
         else:  # a table's text row: the blocks balanced, the text's weight searched too
             fits, down_s = _balanced_paths(Xt_tr, y_tr, task, blocks)
@@ -246,7 +246,7 @@ def _text_alone(blocks, Xt_tr, Xt_te, y_tr, y_te, scorer, task):
     already computed and only the (plain) downstream path is fitted again.
     The other columns alone are the ``none`` row.
     """
-    if blocks is None:
+    if blocks is None or len(blocks) == 1:
         return None
     cols = np.concatenate([c for name, c in blocks if name != "other"])
     sub_tr, sub_te = _columns(Xt_tr, cols), _columns(Xt_te, cols)

@@ -340,6 +340,11 @@ def compare_embedders(
     same way in every row, :func:`other_columns_transformer`; the ``none``
     row is the other columns alone, tabular embedders apply to the non-text
     columns). Column roles are detected (:func:`detect_roles`) unless named.
+    On a mixed table the downstream model sees the other columns as
+    prepared (numeric standardised, one-hot 0/1, not rescaled) and, in a
+    text row, each text block scaled to ``text_weight**2`` times their total
+    variance, ``text_weight`` in :data:`TEXT_WEIGHTS` searched with ``C``
+    or ``alpha``, so a wide text block cannot crowd out the other columns.
 
     Parameters
     ----------
@@ -401,7 +406,8 @@ def compare_embedders(
     results : pandas.DataFrame
         One row per embedder, candidate and downstream value, with the
         columns of scikit-learn's ``cv_results_`` — ``params`` (the
-        embedder's grid parameters and ``clf__C`` or ``reg__alpha``),
+        embedder's grid parameters, ``text_weight`` on a table's text rows,
+        and ``clf__C`` or ``reg__alpha``),
         ``split<k>_test_score``, ``mean_test_score``, ``std_test_score``,
         ``rank_test_score`` (1 = best), ``mean_fit_time``/``std_fit_time``
         (seconds to fit the embedder and the downstream path on one

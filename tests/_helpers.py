@@ -127,6 +127,16 @@ def hidden_states(tiny, text, n_pieces=None):
 
 # ----------------------------------------------------------------------------- the registry
 # class name -> (small params, input kind, grid for GridSearchCV, options)
+#: the word2vec family's small test parameters (Word2Vec, FastText, Doc2Vec)
+_FAMILY_SMALL = {
+    "vector_size": 8,
+    "window": 2,
+    "min_count": 1,
+    "epochs": 2,
+    "random_state": 0,
+    "n_jobs": 1,
+}
+
 REGISTRY = {
     "TfidfLSA": (
         {"n_components": 3, "random_state": 0},
@@ -141,42 +151,20 @@ REGISTRY = {
         {},
     ),
     "Word2VecTransformer": (
-        {
-            "vector_size": 8,
-            "window": 2,
-            "min_count": 1,
-            "epochs": 2,
-            "random_state": 0,
-            "n_jobs": 1,
-        },
+        dict(_FAMILY_SMALL),
         "text",
         {"vector_size": [4, 8]},
         {},
     ),
     "FastTextTransformer": (
-        {
-            "vector_size": 8,
-            "window": 2,
-            "min_count": 1,
-            "epochs": 2,
-            "bucket": 1000,
-            "oov_ngrams": False,  # unknown test words must embed as zeros
-            "random_state": 0,
-            "n_jobs": 1,
-        },
+        # unknown test words must embed as zeros
+        {**_FAMILY_SMALL, "bucket": 1000, "oov_ngrams": False},
         "text",
         {"vector_size": [4, 8]},
         {},
     ),
     "Doc2VecTransformer": (
-        {
-            "vector_size": 8,
-            "window": 2,
-            "min_count": 1,
-            "epochs": 2,
-            "random_state": 0,
-            "n_jobs": 1,
-        },
+        dict(_FAMILY_SMALL),
         "text",
         {"vector_size": [4, 8]},
         {},

@@ -19,11 +19,11 @@ def compression_variants(width, random_state=0):
     The uncompressed float32 reference; PCA truncation to a half and a
     quarter of the width; int8 (ranges calibrated on each training fold);
     a quarter of the width in int8; one bit per dimension, of the raw
-    coordinates and of the coordinates centred on the training mean (the
-    bits are scored unpacked, stored packed: ``ceil(width / 8)`` bytes).
+    coordinates and after ITQ's centring and rotation learned on the training
+    fold (the bits are scored unpacked, stored packed: ``ceil(width / 8)``
+    bytes).
     """
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
 
     from ..compression import EmbeddingQuantizer, EmbeddingTruncator
 
@@ -41,13 +41,11 @@ def compression_variants(width, random_state=0):
         )
         out.append((f"pca quarter ({k} dims) int8", step, k))
     out.append(("binary", EmbeddingQuantizer("binary", pack=False), -(-width // 8)))
-    # the sign of an uncentred coordinate (LSA's first component, a mean-pooled transformer's
-    # offsets) is the same for every row: centring on the training mean first makes each bit
-    # split the rows (one shared mean vector, no bytes per row)
-    centred = make_pipeline(
-        StandardScaler(with_std=False), EmbeddingQuantizer("binary", pack=False)
-    )
-    out.append(("binary, centred", centred, -(-width // 8)))
+    # an SVD embedding (LSA) keeps its variance in a few coordinates, whose magnitudes the
+    # signs lose; ITQ centres and rotates so that every bit carries a share (one shared
+    # mean and rotation, no bytes per row)
+    itq = EmbeddingQuantizer("binary", pack=False, rotation="itq", random_state=random_state)
+    out.append(("binary, ITQ", itq, -(-width // 8)))
     return out
 
 

@@ -85,6 +85,13 @@ def _cases():
             _texts,
             False,
         ),
+        "Doc2Vec": (
+            lambda: skembed.Doc2VecTransformer(
+                vector_size=16, min_count=1, epochs=3, random_state=0, device="cuda"
+            ),
+            _texts,
+            False,
+        ),
         "GloVe": (
             lambda: skembed.GloVeTransformer(
                 vector_size=16, min_count=1, epochs=5, random_state=0, device="cuda"
@@ -163,7 +170,8 @@ def _load_without_cuda(tmp_path, est, X):
 
 
 @pytest.mark.parametrize(
-    "name", ["Word2Vec", "FastText", "GloVe", "PPMI", "TfidfLSA", "BERT", "Autoencoder", "VAE"]
+    "name",
+    ["Word2Vec", "FastText", "Doc2Vec", "GloVe", "PPMI", "TfidfLSA", "BERT", "Autoencoder", "VAE"],
 )
 def test_fit_on_cuda_then_load_without_cuda(name, tmp_path):
     factory, data, holds_torch_state = _cases()[name]

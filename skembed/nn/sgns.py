@@ -398,23 +398,13 @@ def train_sgns_chunk(
             f"window, negative and batch_words must be >= 1, got {window}, {negative}, "
             f"{batch_words}."
         )
-    dev = syn0.device
-    if syn1neg.device != dev:
-        raise ValueError(
-            f"syn1neg is on {syn1neg.device} but syn0 on {dev}; move both to one device."
-        )
-    ids = torch.as_tensor(ids).to(device=dev, dtype=torch.int64, non_blocking=True)
-    offsets = torch.as_tensor(offsets).to(device=dev, dtype=torch.int64, non_blocking=True)
-    prob, alias = device_tables(neg_prob, neg_alias, dev)
+    ids, offsets, prob, alias, gen, labels, loss, n_examples = _on_device(
+        syn0, syn1neg, ids, offsets, neg_prob, neg_alias, negative, seed
+    )
     n_tok = ids.shape[0]
-    loss = torch.zeros((), dtype=torch.float64, device=dev)
-    n_examples = torch.zeros((), dtype=torch.float64, device=dev)
     if n_tok == 0:
         return loss, n_examples
-    gen = torch.Generator(device=dev)
-    gen.manual_seed(int(seed) & 0x7FFF_FFFF_FFFF_FFFF)
-    labels = torch.zeros(negative + 1, dtype=syn0.dtype, device=dev)
-    labels[0] = 1.0
+    dev = syn0.device
     step = (float(alpha_end) - float(alpha_start)) / max(n_tok, 1)
     # everything random or positional is drawn for a block of batches at once, so a
     # step is only gathers, three matrix products and two index_add_ (fewer launches)
@@ -429,6 +419,26 @@ def train_sgns_chunk(
             loss += loss_b
             n_examples += n_b
     return loss, n_examples
+
+
+def _on_device(syn0, syn1neg, ids, offsets, neg_prob, neg_alias, negative, seed):
+    """A chunk's inputs on ``syn0``'s device: ids and offsets (int64), the alias table, a
+    seeded generator, the labels ``[1, 0 .. 0]`` of ``negative + 1`` outputs and the two
+    zero accumulators (loss, examples). Refuses ``syn1neg`` on another device."""
+    dev = syn0.device
+    if syn1neg.device != dev:
+        raise ValueError(
+            f"syn1neg is on {syn1neg.device} but syn0 on {dev}; move both to one device."
+        )
+    ids = torch.as_tensor(ids).to(device=dev, dtype=torch.int64, non_blocking=True)
+    offsets = torch.as_tensor(offsets).to(device=dev, dtype=torch.int64, non_blocking=True)
+    prob, alias = device_tables(neg_prob, neg_alias, dev)
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(int(seed) & 0x7FFF_FFFF_FFFF_FFFF)
+    labels = torch.zeros(negative + 1, dtype=syn0.dtype, device=dev)
+    labels[0] = 1.0
+    zeros = [torch.zeros((), dtype=torch.float64, device=dev) for _ in range(2)]
+    return (ids, offsets, prob, alias, gen, labels, *zeros)
 
 
 #: centres whose windows and negatives are drawn at once (bounds the plan's memory:

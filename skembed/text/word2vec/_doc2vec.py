@@ -22,18 +22,18 @@ from sklearn.base import (
     TransformerMixin,
     _fit_context,
 )
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ...exceptions import diverged
 from ...keyedvectors import KeyedVectors
-from ...utils._compute import limit_threads
+from ...utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_compute
 from ...utils._schema import Array, Ids, Number, Vectors
 from ...utils._seeding import seed_from_random_state
 from ...utils._state import restore_on_failure
 from .._analyzer import DEFAULT_TOKEN_PATTERN, encode, iter_tokens
 from .._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
-from ._engines import KERNEL_LOCK, Doc2VecEngine
+from ._engines import KERNEL_LOCK, DbowEngine, Doc2VecEngine
 from ._family import FAMILY_PARAMETER_CONSTRAINTS, Word2VecFamilyMixin
 from ._training import MAX_WINDOW, effective_window
 
@@ -153,6 +153,22 @@ class Doc2VecTransformer(
         leaves threads idle, below it a thread trains several parts in turn
         (see :class:`~skembed.text.word2vec._word2vec.Word2VecTransformer` and
         ``docs/word2vec.md``).
+    device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device, default="cpu"
+        Where ``fit`` trains. ``transform`` (inference) runs the numba
+        kernel on the CPU whatever the device: it trains one small vector per
+        document, which a GPU would not speed up.
+    engine : {"auto", "numba", "torch-batched"}, default="auto"
+        What trains. ``"numba"``: the compiled multi-threaded CPU kernel
+        (requires ``device="cpu"``), every architecture; ``"torch-batched"``:
+        pure PV-DBOW with negative sampling (``dm=0``, ``dbow_words=0``,
+        ``hs=0``) in batches of tokens on any torch device, the CPU included
+        (:func:`skembed.nn.dbow.train_dbow_chunk`); ``"auto"``: numba on the
+        CPU, ``"torch-batched"`` on any other device.
+    batch_size : int or None, default=None
+        Tokens per step of ``engine="torch-batched"`` (ignored by numba);
+        ``None``: :func:`skembed.nn.sgns.default_batch_words` of the corpus
+        (2,048 to 32,768, about 256 steps per epoch). Each step applies the
+        summed, bounded updates of its tokens read from the same parameters.
     callbacks : list of callable or Callback, or None, default=None
         Each is called as ``callback(estimator, record)`` after every epoch
         (:mod:`skembed.callbacks`; ``dv_``, ``wv_`` and ``history_`` are then
@@ -201,13 +217,20 @@ class Doc2VecTransformer(
         Seconds spent in the training loop (encoding excluded).
     words_per_second_ : float
         ``n_words_trained_ / train_time_``.
+    device_ : str
+        The device ``fit`` trained on.
+    engine_ : str
+        The engine that trained: ``"numba"`` or ``"torch-batched"``.
 
     Raises
     ------
     ValueError
         In ``fit``, before any training: ``min_alpha`` above ``alpha`` or
         ``infer_alpha``; ``negative=0`` with ``hs=0``; ``tags`` of the wrong
-        length; empty corpus or empty vocabulary after ``min_count``.
+        length; empty corpus or empty vocabulary after ``min_count``;
+        ``engine="torch-batched"`` (or a non-CPU device) with ``dm=1``,
+        ``dbow_words=1`` or ``hs=1``; ``engine="numba"`` with a non-CPU device;
+        an unavailable device.
     skembed.exceptions.TrainingDivergedError
         A non-finite loss in ``fit`` (lower ``alpha``) or in ``transform``
         (lower ``infer_alpha``). A ``ValueError``.
@@ -263,6 +286,9 @@ class Doc2VecTransformer(
     _parameter_constraints: dict = {
         **TEXT_PARAMETER_CONSTRAINTS,
         **FAMILY_PARAMETER_CONSTRAINTS,
+        **COMPUTE_PARAMETER_CONSTRAINTS,
+        "engine": [StrOptions({"auto", "numba", "torch-batched"})],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "dm": [Interval(Integral, 0, 1, closed="both")],
         "dbow_words": [Interval(Integral, 0, 1, closed="both")],
         "shared_negatives": ["boolean"],
@@ -281,6 +307,7 @@ class Doc2VecTransformer(
         "_n_features_out": Number(size="D"),
     }
     _numba_engine = Doc2VecEngine
+    _batched_engine = DbowEngine
 
     def __init__(
         self,
@@ -309,6 +336,9 @@ class Doc2VecTransformer(
         random_state=None,
         n_jobs=None,
         n_parts=2,
+        device="cpu",
+        engine="auto",
+        batch_size=None,
         callbacks=None,
         verbose=0,
         dtype=np.float32,
@@ -337,6 +367,9 @@ class Doc2VecTransformer(
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.n_parts = n_parts
+        self.device = device
+        self.engine = engine
+        self.batch_size = batch_size
         self.callbacks = callbacks
         self.verbose = verbose
         self.dtype = dtype
@@ -345,6 +378,23 @@ class Doc2VecTransformer(
     def _engine_options(self):
         """The architecture of :class:`~skembed.text.word2vec._engines.Doc2VecEngine` (``dm``, ``dbow_words``)."""
         return {"dm": self.dm, "dbow_words": self.dbow_words}
+
+    def _engine_name(self):
+        return self.engine_
+
+    def _check_params(self):
+        """The family's checks, then the device and engine (before the corpus is read)."""
+        super()._check_params()
+        self.device_, self.engine_, _ = resolve_compute(
+            self, cpu_engine="numba", torch_engines=("torch-batched",)
+        )
+        if self.engine_ == "torch-batched" and (self.dm or self.dbow_words or self.hs):
+            raise ValueError(
+                f"engine='torch-batched' (device={self.device!r}) trains pure PV-DBOW with "
+                f"negative sampling, but dm={self.dm}, dbow_words={self.dbow_words}, "
+                f"hs={self.hs}; set dm=0, dbow_words=0, hs=0, or train on the CPU "
+                "(device='cpu', engine='numba'), which runs every architecture."
+            )
 
     def _trains_words(self):
         return bool(self.dm or self.dbow_words)

@@ -367,3 +367,34 @@ class SgnsEngine:
             self.syn1neg.detach().cpu().numpy(),
             self._syn1,
         )
+
+
+class DbowEngine(SgnsEngine):
+    """PV-DBOW's batched torch engine: :class:`SgnsEngine` over :func:`~skembed.nn.dbow.train_dbow_chunk`.
+
+    ``engine="torch-batched"`` of ``Doc2VecTransformer`` (pure PV-DBOW with
+    negative sampling: ``dm=0``, ``dbow_words=0``, ``hs=0``), the same code
+    on the CPU and on CUDA. ``train_chunk`` takes the chunk's document rows
+    as :class:`Doc2VecEngine`'s does; the parameters are :class:`SgnsEngine`'s
+    (``syn0`` holds the word rows, then the document rows).
+    """
+
+    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed, doc_rows):
+        """Train one chunk; returns (summed loss, number of examples) as floats (one sync)."""
+        from ...nn.dbow import train_dbow_chunk
+
+        loss, n = train_dbow_chunk(
+            self.syn0,
+            self.syn1neg,
+            ids,
+            offsets,
+            doc_rows,
+            neg_prob=self.prob,
+            neg_alias=self.alias,
+            negative=int(self.config.negative),
+            alpha_start=float(alpha_start),
+            alpha_end=float(alpha_end),
+            seed=mix_seed(self.seed, seed),
+            batch_words=self.batch_words,
+        )
+        return float(loss), float(n)

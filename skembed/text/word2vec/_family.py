@@ -78,6 +78,8 @@ class Word2VecFamilyMixin:
     }
     #: the class of the numba engine (Doc2Vec: :class:`~skembed.text.word2vec._engines.Doc2VecEngine`)
     _numba_engine = NumbaEngine
+    #: the class of the batched torch engine (Doc2Vec: :class:`~skembed.text.word2vec._engines.DbowEngine`)
+    _batched_engine = SgnsEngine
 
     # ------------------------------------------------------------------ rules
     def _check_params(self):
@@ -242,7 +244,7 @@ class Word2VecFamilyMixin:
             from ...nn.sgns import default_batch_words
 
             batch = self.batch_size or default_batch_words(n_tokens, config.sg)
-            return SgnsEngine(syn0, syn1neg, syn1, config, self.device_, batch, seed)
+            return self._batched_engine(syn0, syn1neg, syn1, config, self.device_, batch, seed)
         return self._numba_engine(
             syn0, syn1neg, syn1, config, n_threads, self.n_parts, **self._engine_options()
         )

@@ -11,11 +11,13 @@ thread scaling (1-16 threads, deterministic and lock-free), one JSON line each.
 ``--texts`` / ``--tweets`` read BBC News / the tweets from JSON lists (the device machine has no
 data packages: write them with ``json.dump(list(load_bbc_news()[0]), f)`` and
 ``json.dump(list(load_tweet_sentiment()[0]), f)``); without ``--texts`` the loader is used.
-``gpu`` fits ``Word2VecTransformer`` (skip-gram, CBOW) and ``FastTextTransformer`` (skip-gram)
-with ``device="cuda"`` and otherwise default parameters on BBC News, BBC x4 and the tweets, then
+``gpu`` fits ``Word2VecTransformer`` (skip-gram, CBOW), ``FastTextTransformer`` (skip-gram) and
+``Doc2VecTransformer`` (PV-DBOW; with ``--labels bbc_labels.json`` its document vectors'
+5-fold accuracy on BBC News, and the numba engine's beside it) with ``device="cuda"`` and otherwise default parameters on BBC News, BBC x4 and the tweets, then
 on debdocs (streamed with ``LineCorpus``) with WordSim-353 / SimLex-999, and two skip-gram
 variants there with ``--variants``: the curvature bound off and a batch of 32,768. Steps
-that would start after ``--budget`` seconds are skipped (and say so). Words/s count whitespace
+that would start after ``--budget`` seconds are skipped (and say so); ``--only a,b`` runs
+only the steps named. Words/s count whitespace
 tokens times epochs for the in-memory corpora and the estimator's ``words_per_second_`` on
 debdocs.
 """
@@ -66,7 +68,7 @@ rec(
     numba=numba.__version__,
     tokens_x4=n_tokens,
 )
-from skembed import FastTextTransformer, LineCorpus, Word2VecTransformer
+from skembed import Doc2VecTransformer, FastTextTransformer, LineCorpus, Word2VecTransformer
 from skembed.evaluation import word_similarity
 from skembed.exceptions import TrainingDivergedError
 from skembed.nn import sgns
@@ -81,7 +83,20 @@ KW = sgns.train_sgns_chunk.__wrapped__.__kwdefaults__
 DEFAULTS = dict(KW)
 
 
+def doc_accuracy(vectors):
+    """5-fold accuracy of a logistic regression on BBC News's document vectors."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+    labels = json.load(open(arg("--labels")))
+    folds = StratifiedKFold(5, shuffle=True, random_state=0)
+    model = LogisticRegression(max_iter=2000)
+    return round(float(cross_val_score(model, vectors, labels, cv=folds).mean()), 4)
+
+
 def fit(name, label, make, corpus, *, words=None, variant=None):
+    if arg("--only") and name not in arg("--only").split(","):
+        return
     if time.perf_counter() - START > budget:
         rec(step=name, corpus=label, skipped=f"past the {budget:.0f} s budget")
         return
@@ -104,7 +119,9 @@ def fit(name, label, make, corpus, *, words=None, variant=None):
         if words is not None:
             row["words_per_s_fit"] = round(words * est.epochs / secs)
         row["words_per_s_train"] = round(est.words_per_second_)
-        if arg("--wordsim") and label == "debdocs":
+        if label == "bbc" and arg("--labels") and hasattr(est, "dv_"):
+            row["dv_accuracy"] = doc_accuracy(est.dv_.vectors)
+        if arg("--wordsim") and label == "debdocs" and getattr(est, "wv_", None) is not None:
             row["wordsim"] = round(word_similarity(est.wv_, arg("--wordsim"))["spearman"], 4)
             row["simlex"] = round(word_similarity(est.wv_, arg("--simlex"))["spearman"], 4)
         rec(**row)
@@ -125,6 +142,7 @@ MAKERS = [
     ("w2v-sg", lambda: Word2VecTransformer(**DEV, sg=1, random_state=0)),
     ("w2v-cbow", lambda: Word2VecTransformer(**DEV, sg=0, random_state=0)),
     ("fasttext-sg", lambda: FastTextTransformer(**DEV, sg=1, random_state=0)),
+    ("doc2vec-dbow", lambda: Doc2VecTransformer(**DEV, random_state=0)),
 ]
 mode = sys.argv[1]
 if mode == "gpu":
@@ -135,6 +153,8 @@ if mode == "gpu":
         words = sum(len(t.split()) for t in corpus)
         for name, make in MAKERS:
             fit(name, label, make, corpus, words=words)
+        if label == "bbc":  # the CPU engine's document vectors, the quality reference
+            fit("doc2vec-dbow-numba", label, lambda: Doc2VecTransformer(random_state=0), corpus)
     if arg("--debdocs"):
         deb = LineCorpus(arg("--debdocs"))
         for name, make in MAKERS:

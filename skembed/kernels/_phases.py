@@ -197,9 +197,10 @@ def _merge_phase(syn0, syn1neg, syn1, w, n_parts):
     its shared value plus each part's change (copy minus shared value), added in part
     order. Thread timing plays no role.
     """
-    _merge_matrix(syn0, w[0], w[1], w[2], w[9], 0, n_parts)
-    _merge_matrix(syn1neg, w[3], w[4], w[5], w[9], 1, n_parts)
-    _merge_matrix(syn1, w[6], w[7], w[8], w[9], 2, n_parts)
+    # np.int64(m), not the literal m: numba would compile one _merge_matrix per literal
+    _merge_matrix(syn0, w[0], w[1], w[2], w[9], np.int64(0), n_parts)
+    _merge_matrix(syn1neg, w[3], w[4], w[5], w[9], np.int64(1), n_parts)
+    _merge_matrix(syn1, w[6], w[7], w[8], w[9], np.int64(2), n_parts)
     w[9][:, :] = 0
 
 

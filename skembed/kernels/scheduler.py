@@ -156,7 +156,7 @@ def _phase_buffers_impl(doc, variant, c, n_rows, dim, max_ctx):
         )
 
     def doc2vec_buffers(doc, variant, c, n_rows, dim, max_ctx):
-        caps, _ = _buffer_sizes(c, n_rows, dim, False, max_ctx)
+        caps, _ = _buffer_sizes(c, n_rows, dim, np.bool_(False), max_ctx)  # not a literal
         need = _d2v._needs(c, doc[1], doc[2], doc[3], max_ctx)
         for m in range(3):
             caps[m] = min(n_rows[m], max(caps[m], 2 * need[m]))

@@ -404,7 +404,6 @@ def train_sgns_chunk(
     n_tok = ids.shape[0]
     if n_tok == 0:
         return loss, n_examples
-    dev = syn0.device
     step = (float(alpha_end) - float(alpha_start)) / max(n_tok, 1)
     # everything random or positional is drawn for a block of batches at once, so a
     # step is only gathers, three matrix products and two index_add_ (fewer launches)

@@ -19,7 +19,9 @@ def _reference(syn0, syn1neg, ids, offsets, doc_rows, noise, a0, a1):
     """Sequential SGD over the tokens in rank order (each piece's first token, then ...)."""
     syn0, syn1neg = syn0.astype(np.float64), syn1neg.astype(np.float64)
     visits = sorted(
-        (p - offsets[d], d, p) for d in range(len(offsets) - 1) for p in range(offsets[d], offsets[d + 1])
+        (p - offsets[d], d, p)
+        for d in range(len(offsets) - 1)
+        for p in range(offsets[d], offsets[d + 1])
     )
     n = len(visits)
     loss = 0.0

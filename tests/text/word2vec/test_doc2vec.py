@@ -412,7 +412,9 @@ def test_torch_batched_engine_trains_pv_dbow_on_the_cpu():
 @pytest.mark.parametrize("arch", [dict(dm=1), dict(dbow_words=1), dict(hs=1, negative=0)])
 def test_torch_batched_refuses_what_it_does_not_train(arch):
     est = Doc2VecTransformer(engine="torch-batched", **arch, **SMALL)
-    with pytest.raises(ValueError, match=r"trains pure PV-DBOW with negative sampling.*device='cpu'"):
+    with pytest.raises(
+        ValueError, match=r"trains pure PV-DBOW with negative sampling.*device='cpu'"
+    ):
         est.fit(DOCS)
 
 

@@ -100,7 +100,8 @@ def train_dbow_chunk(
 
     Examples
     --------
-    One document (row 2) of two words; the only noise word is word 1:
+    One document (row 2) holding one token (word 0) in a two-word vocabulary; the only
+    noise word is word 1:
 
     >>> import torch
     >>> from skembed.nn.dbow import train_dbow_chunk

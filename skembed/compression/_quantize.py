@@ -19,7 +19,7 @@ from ..utils._schema import Array, CheckedStateMixin, Number
 _EIGHT_BIT = ("int8", "uint8")
 
 
-def itq_rotation(V, n_iter, rng):
+def _itq_rotation(V, n_iter, rng):
     """The orthogonal ``(d, d)`` rotation of iterative quantization (ITQ).
 
     Alternates ``B = sign(V R)`` and the orthogonal Procrustes solution
@@ -218,7 +218,7 @@ class EmbeddingQuantizer(
                 )
             X64 = np.asarray(X, dtype=np.float64)
             self.mean_ = X64.mean(axis=0)
-            self.rotation_ = itq_rotation(
+            self.rotation_ = _itq_rotation(
                 X64 - self.mean_, self.n_iter, check_random_state(self.random_state)
             )
         if self.precision in _EIGHT_BIT:

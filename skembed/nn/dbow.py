@@ -25,8 +25,9 @@ import torch
 from .sgns import (
     DEFAULT_CURVATURE_BOUND,
     DEFAULT_UPDATE_CAP,
-    _draw_negatives,
+    _batches,
     _on_device,
+    _outputs,
     _skipgram_step,
 )
 
@@ -147,20 +148,17 @@ def train_dbow_chunk(
         pos = order[at]
         centre = ids[pos]
         rows = doc_rows[piece[pos]]
-        negs = _draw_negatives(prob, alias, (pos.shape[0], negative), gen)
-        keep = torch.ones((pos.shape[0], negative + 1), dtype=syn0.dtype, device=dev)
-        keep[:, 1:] = (negs != centre[:, None]).to(syn0.dtype)
+        out_ids, out_keep = _outputs(centre, negative, prob, alias, gen, syn0.dtype)
         ones = torch.ones((pos.shape[0], 1), dtype=torch.bool, device=dev)
         plan = {
             "ctx": rows[:, None],
             "valid": ones,
             "validf": ones.to(syn0.dtype),
-            "out_ids": torch.cat([centre[:, None], negs], dim=1),
-            "out_keep": keep,
+            "out_ids": out_ids,
+            "out_keep": out_keep,
             "lr": (float(alpha_start) + step * at.to(torch.float64)).to(syn0.dtype),
         }
-        for s0 in range(0, pos.shape[0], batch_words):
-            part = {k: v[s0 : s0 + batch_words] for k, v in plan.items()}
+        for part in _batches(plan, pos.shape[0], batch_words):
             loss_b, n_b = _skipgram_step(syn0, syn1neg, part, labels, None, update_cap, bound)
             loss += loss_b
             n_examples += n_b

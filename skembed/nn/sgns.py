@@ -411,13 +411,27 @@ def train_sgns_chunk(
     for b0 in range(0, n_tok, block):
         plan = _plan_block(ids, offsets, b0, min(b0 + block, n_tok), window, negative, prob,
                            alias, gen, float(alpha_start), step, syn0.dtype)  # fmt: skip
-        for s0 in range(0, plan["n"], batch_words):
-            part = {k: v[s0 : s0 + batch_words] for k, v in plan.items() if k != "n"}
-            fn = _skipgram_step if sg else _cbow_step
+        fn = _skipgram_step if sg else _cbow_step
+        for part in _batches(plan, plan["n"], batch_words):
             loss_b, n_b = fn(syn0, syn1neg, part, labels, subwords, update_cap, bound)
             loss += loss_b
             n_examples += n_b
     return loss, n_examples
+
+
+def _batches(plan, n, batch_words):
+    """The plan's first ``n`` rows in consecutive steps of ``batch_words`` (every key but ``"n"``)."""
+    for s0 in range(0, n, batch_words):
+        yield {k: v[s0 : s0 + batch_words] for k, v in plan.items() if k != "n"}
+
+
+def _outputs(centre, negative, prob, alias, gen, dtype):
+    """``(out_ids, out_keep)`` of shape (n, K + 1): each centre's output rows (itself, then
+    ``negative`` noise words) and their weights (0 for a noise word equal to the centre)."""
+    negs = _draw_negatives(prob, alias, (centre.shape[0], negative), gen)
+    keep = torch.ones((centre.shape[0], negative + 1), dtype=dtype, device=centre.device)
+    keep[:, 1:] = (negs != centre[:, None]).to(dtype)
+    return torch.cat([centre[:, None], negs], dim=1), keep
 
 
 def _on_device(syn0, syn1neg, ids, offsets, neg_prob, neg_alias, negative, seed):
@@ -464,10 +478,7 @@ def _plan_block(ids, offsets, start, stop, window, negative, prob, alias, gen, a
         (rel.abs()[None, :] <= eff[:, None]) & (ctx_pos >= lo[:, None]) & (ctx_pos < hi[:, None])
     )
     ctx = ids[ctx_pos.clamp_(0, n_tok - 1)]  # (n, 2W)
-    negs = _draw_negatives(prob, alias, (n, negative), gen)
-    out_ids = torch.cat([centre[:, None], negs], dim=1)  # (n, K + 1)
-    out_keep = torch.ones(out_ids.shape, dtype=dtype, device=dev)
-    out_keep[:, 1:] = (negs != centre[:, None]).to(dtype)
+    out_ids, out_keep = _outputs(centre, negative, prob, alias, gen, dtype)  # (n, K + 1)
     return {
         "n": n,
         "ctx": ctx,

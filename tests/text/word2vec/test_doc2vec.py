@@ -404,9 +404,16 @@ def test_torch_batched_engine_trains_pv_dbow_on_the_cpu():
     numba = [h["loss"] for h in Doc2VecTransformer(**params).fit(DOCS).history_]
     assert len(losses) == 10 and np.isfinite(losses).all() and losses[-1] < 0.75 * losses[0]
     assert abs(losses[-1] - numba[-1]) < 0.15
-    # inference is the numba kernel's, on the CPU, as for the numba engine
+    # inference is the numba kernel's, on the CPU, as for the numba engine; it writes no
+    # attribute, and the same random_state gives the same vectors (CPU torch is deterministic)
+    before = dict(vars(est))
     X = est.transform(DOCS[:4])
     assert X.shape == (4, 8) and np.isfinite(X).all()
+    assert vars(est).keys() == before.keys()
+    assert all(vars(est)[k] is v for k, v in before.items())
+    again = Doc2VecTransformer(engine="torch-batched", batch_size=16, **params).fit(DOCS)
+    np.testing.assert_array_equal(again.dv_.vectors, est.dv_.vectors)
+    np.testing.assert_array_equal(again.transform(DOCS[:4]), X)
 
 
 @pytest.mark.parametrize("arch", [dict(dm=1), dict(dbow_words=1), dict(hs=1, negative=0)])

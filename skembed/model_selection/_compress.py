@@ -81,7 +81,8 @@ def compress_best(chosen, best_params, results, X, y, folds, scorer, task, kind,
         One row per variant: ``variant``, ``n_dims``, ``bytes_per_row``,
         ``bytes_ratio`` (float32 bytes / variant bytes), ``mean_test_score``,
         ``score_kept`` (its score / the float32 score), ``compress_rows_per_s``
-        (the variant's own transform on held-out rows); ``None`` with a reason.
+        (the variant's own transform on held-out rows; NaN for float32, which
+        has no step); ``None`` with a reason.
     reason : str or None
     """
     import pandas as pd
@@ -127,7 +128,8 @@ def compress_best(chosen, best_params, results, X, y, folds, scorer, task, kind,
                 n_dims=int(rates[vname][0][2]),
                 bytes_per_row=int(nbytes),
                 mean_test_score=float(mean.max()),
-                compress_rows_per_s=float(n / s) if s > 0 else float("inf"),
+                # the float32 reference has no step of its own: no rate (NaN, empty in the CSV)
+                compress_rows_per_s=float(n / s) if s > 0 else float("nan"),
             )
         )
     table = pd.DataFrame(rows)
@@ -165,7 +167,7 @@ def format_compression(results):
     )
     lines = [f"compression of the best dense row ({name}), same folds:", head, "-" * len(head)]
     for r in table.itertuples(index=False):
-        rate = "-" if r.compress_rows_per_s == float("inf") else f"{r.compress_rows_per_s:.0f}"
+        rate = "-" if np.isnan(r.compress_rows_per_s) else f"{r.compress_rows_per_s:.0f}"
         lines.append(
             f"{r.variant:<30}{r.n_dims:>6}{r.bytes_per_row:>11}{r.bytes_ratio:>9.1f}"
             f"{r.mean_test_score:>9.4f}{r.score_kept:>8.1%}{rate:>12}"

@@ -230,6 +230,11 @@ def leaderboard_html(results, title="", command=None, png=None, pareto=None):
     )
 
 
+def _no_value(value):
+    """A table cell with nothing to show: NaN (the float32 reference's step rate)."""
+    return isinstance(value, float) and value != value
+
+
 def _compression_html(results):
     """The ``--compress`` table as an HTML section, or its reason, or ``""``."""
     esc = html.escape
@@ -250,7 +255,7 @@ def _compression_html(results):
     body = "".join(
         "<tr>"
         + "".join(
-            f'<td class="num">{esc(fmt.format(r[k]) if r[k] != float("inf") else "-")}</td>'
+            f'<td class="num">{esc("-" if _no_value(r[k]) else fmt.format(r[k]))}</td>'
             for k, _, fmt in cols
         )
         + "</tr>"

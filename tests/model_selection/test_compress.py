@@ -37,8 +37,17 @@ def test_compress_scores_each_variant_on_the_same_folds():
     assert (
         table["score_kept"] == table["mean_test_score"] / table["mean_test_score"].iloc[0]
     ).all()
+    # the float32 reference has no step, so no rate (NaN, "-" in the text; never inf)
+    rates = table["compress_rows_per_s"]
+    assert (
+        np.isnan(rates.iloc[0])
+        and (rates.iloc[1:] > 0).all()
+        and np.isfinite(rates).sum() == len(table) - 1
+    )
+    assert by.loc["binary, ITQ", "bytes_per_row"] == by.loc["binary", "bytes_per_row"]
     text = ms.format_compression(results)
     assert "compression of the best dense row (lsa)" in text and "int8" in text
+    assert text.splitlines()[3].split()[-1] == "-"  # the float32 row's rate
 
 
 def test_compress_says_why_it_does_nothing():

@@ -98,20 +98,25 @@ CBOW_BATCH = 2
 #: threads ever write the same cache line (or its prefetch pair). Without it both parts'
 #: slot counters shared one line, written at every row access of the deterministic mode.
 PART_PAD = 32
+#: non-literal constants for the helpers' integer and flag arguments: a literal ``0`` or
+#: ``True`` types as ``Literal[int](0)``, and numba compiles a separate helper for every
+#: literal it is called with (each helper is its own compiled function, LLVM-inlined)
+_ZERO, _ONE = np.int64(0), np.int64(1)
+_TRUE, _FALSE = np.bool_(True), np.bool_(False)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _lcg(state):
     return state * _MUL + _INC
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _uniform(state):
     """A float32 in [0, 1) from 24 high bits of the LCG state."""
     return np.float32((state >> _S16) & _M24) * _INV24
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _seed_state(seed, part):
     s = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(part + 1) * np.uint64(
         0xBF58476D1CE4E5B9
@@ -168,7 +173,7 @@ def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed):
     return ids[:k].copy(), offsets, n_known
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _table_index(f):
     """Index of score ``f`` in the sigmoid tables (0 outside ``(-MAX_EXP, MAX_EXP)`` or NaN)."""
     if f > -_MAXE and f < _MAXE:
@@ -176,7 +181,7 @@ def _table_index(f):
     return 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _logistic(f, label, alpha, sig, log_pos, log_neg):
     """Gradient and loss of one binary logistic example from its score ``f`` (scalars only).
 
@@ -192,7 +197,7 @@ def _logistic(f, label, alpha, sig, log_pos, log_neg):
     return np.float32(0.0), np.float32(0.0), True
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
 def _score_update(L, li, out, oi, err, ei, label, alpha, sigmoid, log_sigmoid, dim):
     """One binary logistic example: input ``L[li]``, output row ``out[oi]`` (updated in
     place), input gradient accumulated in ``err[ei]``. Returns (loss, nan_flag).
@@ -213,7 +218,7 @@ def _score_update(L, li, out, oi, err, ei, label, alpha, sigmoid, log_sigmoid, d
     return loss, bad
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
 def _block_scores(W1, o, L, n, sc, j, dim):
     """``sc[j, i] = L[i] . W1[o]`` for ``i < n``: one output row against ``n`` input rows.
 
@@ -258,7 +263,7 @@ def _block_scores(W1, o, L, n, sc, j, dim):
         sc[j, r] = f
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
 def _input_gradient(err, i, W1, outs, sc, j0, j1, dim):
     """``err[i] += sc[j, i] * W1[outs[j]]`` for ``j0 <= j < j1``, in that order.
 
@@ -284,7 +289,7 @@ def _input_gradient(err, i, W1, outs, sc, j0, j1, dim):
             err[i, k] += g * W1[o, k]
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
 def _output_gradient(outg, j, L, sc, n, dim):
     """``outg[j] = sum of sc[j, i] * L[i]`` over ``i < n``, added in order, two per pass."""
     for k in range(dim):
@@ -305,7 +310,7 @@ def _output_gradient(outg, j, L, sc, n, dim):
             outg[j, k] += g * L[r, k]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _slot(mat, r, slot, rows, buf, count, m):
     """Slot of row ``r`` of ``mat`` in one part's buffer (deterministic mode).
 
@@ -327,7 +332,7 @@ def _slot(mat, r, slot, rows, buf, count, m):
     return s
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _in_slot(syn0, r, ws):
     """Row of the working input matrix holding input row ``r``: ``r`` itself (``ws is None``,
     lock-free: the shared matrix) or its slot in the part's buffer.
@@ -337,24 +342,24 @@ def _in_slot(syn0, r, ws):
     """
     if ws is None:
         return np.int64(r)
-    return _slot(syn0, r, ws[0], ws[1], ws[2], ws[9], 0)
+    return _slot(syn0, np.int64(r), ws[0], ws[1], ws[2], ws[9], np.int64(0))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _neg_slot(syn1neg, r, ws):
     if ws is None:
         return np.int64(r)
-    return _slot(syn1neg, r, ws[3], ws[4], ws[5], ws[9], 1)
+    return _slot(syn1neg, np.int64(r), ws[3], ws[4], ws[5], ws[9], np.int64(1))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _node_slot(syn1, r, ws):
     if ws is None:
         return np.int64(r)
-    return _slot(syn1, r, ws[6], ws[7], ws[8], ws[9], 2)
+    return _slot(syn1, np.int64(r), ws[6], ws[7], ws[8], ws[9], np.int64(2))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _working(syn0, syn1neg, syn1, ws):
     """The matrices the part reads and writes: the shared ones (lock-free) or its buffers."""
     if ws is None:
@@ -362,7 +367,7 @@ def _working(syn0, syn1neg, syn1, ws):
     return ws[2], ws[5], ws[8]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _buffers_full(ws, need):
     """True if one more centre word might overflow a buffer (phase must end)."""
     count = ws[9]
@@ -373,7 +378,7 @@ def _buffers_full(ws, need):
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _draw_negative(state, n_words, neg_prob, neg_alias):
     """One noise word from the alias table (two LCG steps, word2vec.c's order); (word, state)."""
     state = _lcg(state)
@@ -383,7 +388,7 @@ def _draw_negative(state, n_words, neg_prob, neg_alias):
     return t + (1 - keep) * (np.int64(neg_alias[t]) - t), state
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _draw_targets(w, negative, neg_prob, neg_alias, outs, state):
     """``w`` then ``negative`` noise words (those equal to ``w`` dropped) into ``outs``.
 
@@ -399,7 +404,7 @@ def _draw_targets(w, negative, neg_prob, neg_alias, outs, state):
     return n, state
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
 def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alpha, dim):
     """Shared negatives of one fixed input: ``c.negative`` noise words drawn once.
 
@@ -428,14 +433,14 @@ def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alp
         for _ in range(np.int64(m > 0)):
             o = _neg_slot(syn1neg, tw, ws)
             ls, b1 = _score_update(
-                V, 0, W1, o, V, 1, zero, alpha * np.float32(m), sigmoid, log_sigmoid, dim
+                V, _ZERO, W1, o, V, _ONE, zero, alpha * np.float32(m), sigmoid, log_sigmoid, dim
             )
             loss += ls * m
             bad |= b1
     return loss, state, bad
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
 def _output_layer(L, li, w, err, ei, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim):
     """Train the output layer for the input vector ``L[li]`` and target word ``w``.
 
@@ -470,7 +475,7 @@ def _output_layer(L, li, w, err, ei, W1, W2, syn1neg, syn1, ws, t, outs, state, 
     return loss, state, bad
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _tables(c):
     """The output-layer settings and tables of a :class:`KernelConfig`, unpacked once."""
     return (
@@ -479,7 +484,7 @@ def _tables(c):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
 def _gather_rows(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     """Add the input rows of word ``u`` to ``L[li]``, recording their working rows.
 
@@ -504,7 +509,7 @@ def _gather_rows(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     return n
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
 def _gather_input(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     """Input vector of word ``u`` into ``L[li]``: its row, or the mean of its subword rows
     (``sub`` as :func:`_gather_rows`, whose ``slots``/``n`` bookkeeping it shares).
@@ -524,7 +529,7 @@ def _gather_input(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     return n1
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
 def _add_rows(W0, slots, n0, n1, grad, gi, dim):
     """Add ``grad[gi]`` in full to the working rows ``slots[n0:n1]`` (recorded by
     :func:`_gather_rows`), in their order."""
@@ -534,7 +539,7 @@ def _add_rows(W0, slots, n0, n1, grad, gi, dim):
             W0[s, k] += grad[gi, k]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end):
     """Prologue of a part's step, shared by every ``train_part``: the learning rate at the
     slice's first token and its step per token (linear decay over ``part_tokens``), and the
@@ -546,7 +551,7 @@ def _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end):
     return alpha0, alpha_step, d
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _centre(ids, offsets, d, p, window, draw, state):
     """Prologue of centre position ``p``, shared by every per-part kernel.
 

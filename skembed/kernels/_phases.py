@@ -16,33 +16,24 @@ from . import DEFAULT_PARTS, MAX_DETERMINISTIC_PARTS
 from ._core import BUFFER_FLOATS, CBOW_BATCH, PART_PAD, _seed_state
 
 
-@njit(cache=True, nogil=True)
 def _part_bounds(offsets, n_parts):
     """Document boundaries of ``n_parts`` contiguous slices with balanced token counts."""
     n_docs = offsets.size - 1
-    n_tok = offsets[n_docs]
+    n_tok = int(offsets[n_docs])
     bounds = np.zeros(n_parts + 1, dtype=np.int64)
     for t in range(1, n_parts):
         bounds[t] = np.searchsorted(offsets, (n_tok * t) // n_parts)
     bounds[n_parts] = n_docs
-    for t in range(1, n_parts + 1):
-        if bounds[t] < bounds[t - 1]:
-            bounds[t] = bounds[t - 1]
-    return bounds
+    return np.maximum.accumulate(bounds)
 
 
-@njit(cache=True, nogil=True)
 def _max_bag(c):
     """Most input rows of one word: 1, or with subword rows (FastText) its largest bag."""
-    # a loop, not np.max(np.diff(...)): numpy's versions compile their error paths (shape
-    # messages, unicode formatting), ~1.9 s of a first fit with an empty cache
-    most = 1
-    for i in range(c.sub_indptr.shape[0] - 1):
-        most = max(most, c.sub_indptr[i + 1] - c.sub_indptr[i])
-    return most
+    if c.sub_indptr.shape[0] < 2:
+        return 1
+    return max(1, int(np.diff(c.sub_indptr).max()))
 
 
-@njit(cache=True, nogil=True)
 def _buffer_sizes(c, n_rows, dim, shared, max_ctx):
     """Slots per matrix and part, and the slots one centre word may take (0: never full).
 
@@ -61,6 +52,12 @@ def _buffer_sizes(c, n_rows, dim, shared, max_ctx):
         need[1] = (c.negative + batch) * (ctx if (c.sg and not shared) else 1)
     if c.hs:
         need[2] = c.codes.shape[1] * (ctx if c.sg else 1)
+    return _caps(n_rows, dim, need)
+
+
+def _caps(n_rows, dim, need):
+    """Slots per matrix: twice ``need`` but at least :data:`BUFFER_FLOATS` floats, at most
+    the matrix; ``need`` becomes 0 where the buffer holds the whole matrix."""
     caps = np.zeros(3, dtype=np.int64)
     budget = max(1, BUFFER_FLOATS // max(dim, 1))
     for m in range(3):
@@ -70,34 +67,25 @@ def _buffer_sizes(c, n_rows, dim, shared, max_ctx):
     return caps, need
 
 
-@njit(cache=True, nogil=True)
 def _part_starts(offsets, seed, n_parts):
     """First and end token of each part's slice (:func:`_part_bounds`) and its LCG state."""
     bounds = _part_bounds(offsets, n_parts)
-    starts = np.empty(n_parts, dtype=np.int64)
-    ends = np.empty(n_parts, dtype=np.int64)
-    states = np.empty(n_parts, dtype=np.uint64)
-    for t in range(n_parts):
-        starts[t] = offsets[bounds[t]]
-        ends[t] = offsets[bounds[t + 1]]
-        states[t] = _seed_state(seed, t)
+    starts = offsets[bounds[:-1]].astype(np.int64)
+    ends = offsets[bounds[1:]].astype(np.int64)
+    states = np.array([_seed_state(seed, t) for t in range(n_parts)], dtype=np.uint64)
     return starts, ends, states
 
 
-@njit(cache=True, nogil=True)
 def _max_context(offsets, window):
     """Most context words a centre can have: ``2 * window``, at most the longest document.
 
     Bounds the per-part scratch memory whatever ``window`` is (a window longer
     than every document allocates nothing more).
     """
-    longest = 0
-    for d in range(offsets.size - 1):
-        longest = max(longest, offsets[d + 1] - offsets[d])
-    return max(1, min(2 * np.int64(window), longest))
+    longest = int(np.diff(offsets).max()) if offsets.size > 1 else 0
+    return max(1, min(2 * int(window), longest))
 
 
-@njit(cache=True, nogil=True)
 def _scratch(n_parts, max_ctx, negative, dim, max_bag):
     """Scratch arrays of every part, allocated once per chunk (the per-part kernels are
     compiled without the reference-counting runtime and cannot allocate).
@@ -140,7 +128,6 @@ def _part_scratch(scratch, t):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
 def _workspaces(n_parts, n_rows, caps, dim):
     """Row buffers of every part for the buffered mode (see :func:`_row`).
 
@@ -186,7 +173,7 @@ def _part_workspace_impl(phase, w, t):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=True)  # explicit: its callers run without NRT
 def _merge_phase(syn0, syn1neg, syn1, w, n_parts):
     """End of a phase: write every part's row copies back to the shared matrices, reset.
 
@@ -204,7 +191,7 @@ def _merge_phase(syn0, syn1neg, syn1, w, n_parts):
     w[9][:, :] = 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=True)  # explicit: its callers run without NRT
 def _merge_matrix(mat, slot, rows, buf, count, m, n_parts):
     """:func:`_merge_phase` for one matrix (``slot``/``rows``/``buf`` of every part).
 

@@ -51,8 +51,11 @@ from numba import njit, prange
 
 from . import launch_threads
 from ._core import (
+    _FALSE,
     _FASTMATH,
+    _ONE,
     _S16,
+    _ZERO,
     _add_rows,
     _buffers_full,
     _centre,
@@ -83,7 +86,7 @@ __all__ = [
 ]
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _mix64(x):
     """splitmix64's finaliser: a bijective 64-bit mix."""
     x ^= x >> np.uint64(30)
@@ -116,7 +119,7 @@ def document_seed(ids, seed):
     return _mix64(h ^ np.uint64(ids.size))
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False)
 def train_part(
     syn0,
     syn1neg,
@@ -168,7 +171,7 @@ def train_part(
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
         if dm:
             # PV-DM: mean of the document vector and the context word vectors
-            cw = _gather_input(W0, syn0, doc_rows[d], None, ws, V, 0, slots, 0, dim)
+            cw = _gather_input(W0, syn0, doc_rows[d], None, ws, V, _ZERO, slots, _ZERO, dim)
             for k in range(dim):
                 V[1, k] = zero
             for q in range(lo, hi):
@@ -184,7 +187,7 @@ def train_part(
                 return loss_sum, n_examples, True, p, state
             loss_sum += ls
             n_examples += 1.0
-            _add_rows(W0, slots, 0, cw, V, 1, dim)
+            _add_rows(W0, slots, _ZERO, cw, V, _ONE, dim)
             continue
         # PV-DBOW: skip-gram word pairs (dbow_words), then the document vector predicts w
         for q in range(lo, hi + 1):  # q == hi: the document row
@@ -210,7 +213,7 @@ def train_part(
 DBOW_BATCH = 4
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False)
 def train_part_dbow_shared(
     syn0, syn1neg, ids, offsets, doc_rows, c, p_start, p_end, part_start, part_tokens,
     alpha_start, alpha_end, state, ws, need, tmp,
@@ -243,7 +246,7 @@ def train_part_dbow_shared(
         if ws is not None:
             if _buffers_full(ws, need):
                 return loss_sum, n_examples, False, p, state
-        d, w, lo, hi, state = _centre(ids, offsets, d, p, 1, False, state)
+        d, w, lo, hi, state = _centre(ids, offsets, d, p, _ONE, _FALSE, state)
         end = min(p + DBOW_BATCH, offsets[d + 1], p_end)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
         r = _in_slot(syn0, doc_rows[d], ws)
@@ -253,7 +256,7 @@ def train_part_dbow_shared(
         bad = False
         for q in range(p, end):
             o = _neg_slot(syn1neg, ids[q], ws)
-            ls, b1 = _score_update(V, 0, W1, o, V, 1, one, alpha, sigmoid, log_sigmoid, dim)
+            ls, b1 = _score_update(V, _ZERO, W1, o, V, _ONE, one, alpha, sigmoid, log_sigmoid, dim)
             loss_sum += ls
             bad |= b1
         ls, state, b1 = _score_shared_noise(
@@ -270,10 +273,9 @@ def train_part_dbow_shared(
     return loss_sum, n_examples, False, p_end, state
 
 
-@njit(cache=True, nogil=True)
 def _needs(c, dm, dbow_words, shared, max_ctx):
     """Buffer slots one centre token (a batch, with ``shared``) may take per matrix
-    (syn0, syn1neg, syn1)."""
+    (syn0, syn1neg, syn1); plain Python, called once per chunk."""
     ctx = max_ctx if (dm or dbow_words) else 0
     examples = 1 if dm else 1 + ctx
     need = np.zeros(3, dtype=np.int64)
@@ -285,7 +287,7 @@ def _needs(c, dm, dbow_words, shared, max_ctx):
     return need
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
 def _frozen_output_layer(l1, w, neu1e, hs, negative, syn1, syn1neg, c, state, alpha, dim):
     """The output layer of :func:`~skembed.kernels._core._output_layer` with frozen rows.
 
@@ -316,7 +318,7 @@ def _frozen_output_layer(l1, w, neu1e, hs, negative, syn1, syn1neg, c, state, al
     return state, False
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
 def _gradient(l1, out, label, alpha, c, dim):
     """``(label - sigmoid(l1 . out)) * alpha`` with word2vec's clipped table; (g, nan_flag)."""
     f = np.float32(0.0)

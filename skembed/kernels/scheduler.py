@@ -1,9 +1,10 @@
 """The one phase scheduler of the word2vec-family kernels (Word2Vec, FastText, Doc2Vec).
 
-:func:`run_phases` trains a corpus chunk, one contiguous slice of documents per part
-(``prange``): lock-free (``phase is None``), or deterministically in phases of ``phase``
-centre tokens per part, each phase one parallel region followed by the merge of the rows
-it touched (:func:`skembed.kernels._phases._merge_phase`). Each variant supplies only its
+:func:`run_phases` trains a corpus chunk, one contiguous slice of documents per part, on
+Python threads that each run one compiled, GIL-free call (:func:`_run_chunk`): lock-free
+(``phase is None``), or deterministically in phases of ``phase`` centre tokens per part,
+each phase ending at a barrier (:mod:`skembed.kernels._sync`) followed by the merge of the
+rows it touched (:func:`skembed.kernels._phases._merge_phase`). Each variant supplies only its
 ``train_part``; :func:`_train_step` picks it:
 
 - ``doc is None`` (Word2Vec, FastText): ``variant`` selects
@@ -16,13 +17,16 @@ it touched (:func:`skembed.kernels._phases._merge_phase`). Each variant supplies
   :func:`~skembed.kernels.doc2vec.train_part_dbow_shared`.
 
 The choice between the two families, like ``sub is None`` and ``phase is None``, is made
-by the *type* of the argument when numba compiles :func:`run_phases` (``@overload``), so
+by the *type* of the argument when numba compiles :func:`_run_chunk` (``@overload``), so
 every variant is its own machine code with no branch on the variant in its inner loops
 (such branches cost ~30%). The variant too: it is passed as a tuple of ``variant`` zeros,
 whose length is part of its type, so each compiled loop holds the one train part it runs.
 A first fit with an empty numba cache then compiles one train part, not all four (the
 three estimators' first fits on 200 tiny documents, 2-core Xeon, load 3.5-4: 218 s ->
-80 s); :func:`compile_notice` lets the estimators say when that happens.
+80 s). Without ``prange`` (no parfor lowering), with the helpers compiled once each and
+LLVM-inlined (``forceinline``) instead of re-inlined into every train part by numba, and
+with the per-chunk set-up in numpy, those three first fits take 14.5 s (2-core Xeon,
+quiet); :func:`compile_notice` lets the estimators say when compiling happens.
 
 The public entry points live here too, above the variants they dispatch to (so no module
 imports this one back): :func:`train_word2vec_chunk`, :func:`train_doc2vec_chunk`, and
@@ -31,16 +35,17 @@ imports this one back): :func:`train_word2vec_chunk`, :func:`train_doc2vec_chunk
 
 from __future__ import annotations
 
+import threading
 import time
 from contextlib import contextmanager
 
+import numba
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, types
 from numba.core import event
 from numba.extending import overload
 
 from . import doc2vec as _d2v
-from . import launch_threads
 from . import word2vec as _w2v
 from ._phases import (  # noqa: F401  (training_partition: re-exported for the engines)
     _buffer_sizes,
@@ -54,8 +59,7 @@ from ._phases import (  # noqa: F401  (training_partition: re-exported for the e
     _workspaces,
     training_partition,
 )
-
-launch_threads()  # numba's pool, its idle threads spinning briefly (see launch_threads)
+from ._sync import ABORT, barrier, new_barrier
 
 #: ``variant`` of Word2Vec/FastText: :func:`skembed.kernels.word2vec.train_part`
 PER_EXAMPLE = 0
@@ -143,36 +147,107 @@ def _train_step_impl(
     return doc2vec_step
 
 
-def _phase_buffers(doc, variant, c, n_rows, dim, max_ctx):
-    """Buffer slots per matrix and part, and the slots one centre token may take (``@overload``)."""
-    raise NotImplementedError("compiled only (numba @overload)")
+def _phase_state(syn0, syn1neg, syn1, offsets, c, doc, variant, phase, seed, n_parts):
+    """Everything :func:`run_phases` keeps across the phases of one chunk, allocated once.
 
-
-@overload(_phase_buffers, inline="always")
-def _phase_buffers_impl(doc, variant, c, n_rows, dim, max_ctx):
-    if _is_none(doc):
-        return lambda doc, variant, c, n_rows, dim, max_ctx: _buffer_sizes(
-            c, n_rows, dim, len(variant) != PER_EXAMPLE, max_ctx
-        )
-
-    def doc2vec_buffers(doc, variant, c, n_rows, dim, max_ctx):
-        caps, _ = _buffer_sizes(c, n_rows, dim, np.bool_(False), max_ctx)  # not a literal
+    Plain Python and numpy (setting up is not the hot loop, and compiling it cost a first
+    fit about a second per variant). Returns ``stats`` (float64, (n_parts, 3)), the parts'
+    first and end tokens, LCG states and positions, the slots one centre token may take
+    (``need``), the workspaces of the buffered mode
+    (:func:`~skembed.kernels._phases._workspaces`), the scratch arrays and the phase length
+    in centre tokens (``2 ** 62`` lock-free: one phase).
+    """
+    dim = syn0.shape[1]
+    stats = np.zeros((n_parts, 3), dtype=np.float64)
+    starts, ends, states = _part_starts(offsets, seed, n_parts)
+    pos = starts.copy()
+    n_rows = np.array([syn0.shape[0], syn1neg.shape[0], syn1.shape[0]], dtype=np.int64)
+    max_ctx = _max_context(offsets, c.window)
+    if doc is None:
+        caps, need = _buffer_sizes(c, n_rows, dim, len(variant) != PER_EXAMPLE, max_ctx)
+    else:  # Doc2Vec: at least twice what one token takes in each matrix
         need = _d2v._needs(c, doc[1], doc[2], doc[3], max_ctx)
-        for m in range(3):
-            caps[m] = min(n_rows[m], max(caps[m], 2 * need[m]))
-            if caps[m] >= n_rows[m]:
-                need[m] = 0
-        return caps, need
+        caps, _ = _buffer_sizes(c, n_rows, dim, False, max_ctx)
+        caps = np.minimum(n_rows, np.maximum(caps, 2 * need))
+        need[caps >= n_rows] = 0
+    if phase is None:
+        step = np.int64(1) << 62
+        caps[:] = 0
+        n_rows[:] = 0
+    else:
+        step = np.int64(phase)
+    w = _workspaces(n_parts, n_rows, caps, dim)
+    scratch = _scratch(n_parts, max_ctx, c.negative, dim, _max_bag(c))
+    return stats, starts, ends, states, pos, need, w, scratch, step
 
-    return doc2vec_buffers
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _run_chunk(
+    syn0, syn1neg, syn1, ids, offsets, c, sub, doc, variant, phase, alpha_start, alpha_end,
+    first, n_threads, sync, stats, starts, ends, states, pos, need, w, scratch, step,
+):  # fmt: skip
+    """One thread's whole chunk: its parts phase by phase, a :func:`~._sync.barrier` after each.
+
+    In each phase the thread trains parts ``first, first + n_threads, ...`` in turn, each up
+    to ``step`` centre tokens from ``pos[t]`` with the variant's train part, writing only
+    its own row of ``stats``/``states``/``pos`` and (deterministic mode) its own workspace.
+    Deterministic (``phase`` an int), thread 0 then merges the phase's rows between two
+    barriers; lock-free (``phase is None``: one phase), the threads meet once, at the end.
+    Every thread decides whether another phase follows from ``pos`` after a barrier, so
+    all agree.
+
+    Compiled without numba's reference-counting runtime (``_nrt=False``), which the train
+    parts it calls inherit: with it, every array view in their loops took an atomic
+    increment and decrement, and PV-DBOW trained at half speed (BBC News, one thread).
+    """
+    n_parts = pos.shape[0]
+    while True:
+        more = False
+        for t in range(n_parts):
+            more |= pos[t] < ends[t]
+        if not more:
+            return
+        for t in range(first, n_parts, n_threads):
+            if pos[t] < ends[t]:
+                ws = _part_workspace(phase, w, t)
+                tmp = _part_scratch(scratch, t)
+                loss, nex, bad, p, st = _train_step(
+                    doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, pos[t],
+                    min(ends[t], pos[t] + step), starts[t], ends[t] - starts[t], alpha_start,
+                    alpha_end, states[t], ws, need, tmp,
+                )  # fmt: skip
+                stats[t, 0] += loss
+                stats[t, 1] += nex
+                states[t] = st
+                pos[t] = ends[t] if bad else p
+                if bad:
+                    stats[t, 2] = 1.0
+        if barrier(sync, n_threads):
+            return
+        if phase is not None:
+            if first == 0:
+                _merge_phase(syn0, syn1neg, syn1, w, n_parts)
+            if barrier(sync, n_threads):
+                return
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def run_phases(
     syn0, syn1neg, syn1, ids, offsets, c, sub, doc, variant, phase, alpha_start, alpha_end, seed,
     n_parts,
 ):  # fmt: skip
     """Train one corpus chunk with ``n_parts`` parts: the family's one phase loop.
+
+    The parts run on Python threads (the calling one and ``n_threads - 1`` started per
+    chunk), each in one compiled call that releases the GIL for the whole chunk
+    (:func:`_run_chunk`; gensim's scheme of threads in ``nogil`` code), ``n_threads`` =
+    ``min(numba.get_num_threads(), n_parts)`` (the estimators set numba's thread count from
+    ``n_jobs``): thread ``k`` runs parts ``k, k + n_threads, ...``. Lock-free
+    (``phase is None``), each thread trains its whole slice and meets the others once, at
+    the end (Hogwild); deterministic, each phase trains ``phase`` centre tokens per part and
+    ends at a barrier (:func:`skembed.kernels._sync.barrier`), then thread 0 merges the rows
+    the phase touched in part order (:func:`~skembed.kernels._phases._merge_phase`), so the
+    vectors do not depend on the threads. This replaced numba's ``prange``, whose parfor
+    lowering took 4.1-4.5 s of every variant's first compilation (issue 39).
 
     Parameters
     ----------
@@ -201,40 +276,28 @@ def run_phases(
     stats : numpy.ndarray of shape (n_parts, 3), float64
         Summed loss, number of examples and a NaN flag (1.0) per part.
     """
-    dim = syn0.shape[1]
-    stats = np.zeros((n_parts, 3), dtype=np.float64)
-    starts, ends, states = _part_starts(offsets, seed, n_parts)
-    pos = starts.copy()
-    n_rows = np.array([syn0.shape[0], syn1neg.shape[0], syn1.shape[0]], dtype=np.int64)
-    max_ctx = _max_context(offsets, c.window)
-    caps, need = _phase_buffers(doc, variant, c, n_rows, dim, max_ctx)
-    if phase is None:
-        step = np.int64(1) << 62
-        caps[:] = 0
-        n_rows[:] = 0
-    else:
-        step = np.int64(phase)
-    w = _workspaces(n_parts, n_rows, caps, dim)
-    scratch = _scratch(n_parts, max_ctx, c.negative, dim, _max_bag(c))
-    while (pos < ends).any():
-        for t in prange(n_parts):
-            if pos[t] < ends[t]:
-                ws = _part_workspace(phase, w, t)
-                tmp = _part_scratch(scratch, t)
-                loss, nex, bad, p, st = _train_step(
-                    doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, pos[t],
-                    min(ends[t], pos[t] + step), starts[t], ends[t] - starts[t], alpha_start,
-                    alpha_end, states[t], ws, need, tmp,
-                )  # fmt: skip
-                stats[t, 0] += loss
-                stats[t, 1] += nex
-                states[t] = st
-                pos[t] = ends[t] if bad else p
-                if bad:
-                    stats[t, 2] = 1.0
-        if phase is not None:
-            _merge_phase(syn0, syn1neg, syn1, w, n_parts)
-    return stats
+    state = _phase_state(syn0, syn1neg, syn1, offsets, c, doc, variant, phase, seed, n_parts)
+    n_threads = max(1, min(int(numba.get_num_threads()), int(n_parts)))
+    args = (syn0, syn1neg, syn1, ids, offsets, c, sub, doc, variant, phase, alpha_start, alpha_end)
+    sync = new_barrier()
+    errors = []
+
+    def work(k):
+        try:
+            _run_chunk(*args, k, n_threads, sync, *state)
+        except BaseException as exc:  # the others stop at their next barrier, then re-raised
+            errors.append(exc)
+            sync[ABORT] = 1
+
+    threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(1, n_threads)]
+    for thread in threads:
+        thread.start()
+    work(0)
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return state[0]
 
 
 class _CompileNotice(event.Listener):

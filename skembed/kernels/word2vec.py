@@ -8,7 +8,8 @@ corpus *chunks*, so memory does not grow with the corpus:
    out-of-vocabulary tokens and applies frequent-word subsampling (decided
    once per token per epoch, before training, with the LCG);
 2. :func:`~skembed.kernels.scheduler.train_word2vec_chunk` trains on the kept tokens in ``n_parts`` contiguous
-   slices of documents that the threads execute (``prange``), deterministically
+   slices of documents that the threads execute (Python threads in compiled ``nogil``
+   code, :func:`~skembed.kernels.scheduler.run_phases`), deterministically
    (the result depends on ``n_parts``, not on the thread count) or lock-free.
 
 Signature of :func:`skembed.kernels.scheduler.train_word2vec_chunk` (both estimators call it through
@@ -83,7 +84,7 @@ loops without data-dependent branches (branchy helpers take scalars only).
 ``tests/kernels/test_kernels_refcount.py`` counts the increfs with ``NUMBA_DEBUG_NRT=1``:
 they do not grow with the number of tokens (they were 6 to 1,260 per token).
 
-Compilation: the first call of each variant compiles it (tens of seconds);
+Compilation: the first call of each variant compiles it (3-7 s on 2 cores);
 the machine code is cached on disk (``cache=True``), later processes load it
 in well under a second.
 """
@@ -95,7 +96,10 @@ from numba import njit
 
 from ._core import (  # noqa: F401  (KernelConfig, prepare_chunk and the pair builders are this module's API)
     _FASTMATH,
+    _ONE,
     _S16,
+    _TRUE,
+    _ZERO,
     CBOW_BATCH,
     KernelConfig,
     _add_rows,
@@ -137,7 +141,7 @@ __all__ = [
 ]
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False)
 def train_part(
     syn0,
     syn1neg,
@@ -213,7 +217,7 @@ def train_part(
         if ws is not None:
             if _buffers_full(ws, need):
                 return loss_sum, n_examples, False, p, state
-        d, w, lo, hi, state = _centre(ids, offsets, d, p, window, True, state)
+        d, w, lo, hi, state = _centre(ids, offsets, d, p, window, _TRUE, state)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
         if sg:
             for cpos in range(lo, hi):
@@ -227,7 +231,7 @@ def train_part(
                 else:
                     src = np.int64(w)
                     tgt = np.int64(ids[cpos])
-                n_in = _gather_input(W0, syn0, src, sub, ws, V, 0, slots, 0, dim)
+                n_in = _gather_input(W0, syn0, src, sub, ws, V, _ZERO, slots, _ZERO, dim)
                 for k in range(dim):
                     V[1, k] = zero
                 ls, state, bad = _output_layer(
@@ -236,13 +240,13 @@ def train_part(
                 if bad:
                     return loss_sum, n_examples, True, p, state
                 loss_sum += ls
-                _add_rows(W0, slots, 0, n_in, V, 1, dim)
+                _add_rows(W0, slots, _ZERO, n_in, V, _ONE, dim)
                 n_examples += 1.0
         else:
             for k in range(dim):
                 V[0, k] = zero
                 V[1, k] = zero
-            cw = 0
+            cw = _ZERO
             for cpos in range(lo, hi):
                 if cpos != p:
                     cw = _gather_rows(W0, syn0, ids[cpos], sub, ws, V, 0, slots, cw, dim)
@@ -257,12 +261,12 @@ def train_part(
             if bad:
                 return loss_sum, n_examples, True, p, state
             loss_sum += ls
-            _add_rows(W0, slots, 0, cw, V, 1, dim)
+            _add_rows(W0, slots, _ZERO, cw, V, _ONE, dim)
             n_examples += 1.0
     return loss_sum, n_examples, False, p_end, state
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False)
 def train_part_shared(
     syn0,
     syn1neg,
@@ -314,10 +318,10 @@ def train_part_shared(
         if ws is not None:
             if _buffers_full(ws, need):
                 return loss_sum, n_examples, False, p, state
-        d, w, lo, hi, state = _centre(ids, offsets, d, p, window, True, state)
+        d, w, lo, hi, state = _centre(ids, offsets, d, p, window, _TRUE, state)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
-        n_ctx = 0
-        ns = 0
+        n_ctx = _ZERO
+        ns = _ZERO
         for cpos in range(lo, hi):
             if cpos == p:
                 continue
@@ -362,7 +366,7 @@ def train_part_shared(
     return loss_sum, n_examples, False, p_end, state
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False)
 def train_part_cbow_shared(
     syn0,
     syn1neg,
@@ -424,10 +428,10 @@ def train_part_cbow_shared(
         if ws is not None:
             if _buffers_full(ws, need):
                 return loss_sum, n_examples, False, p, state
-        nb = 0
-        n_slots = 0
+        nb = _ZERO
+        n_slots = _ZERO
         while nb < CBOW_BATCH and p < p_end:
-            d, w, lo, hi, state = _centre(ids, offsets, d, p, window, True, state)
+            d, w, lo, hi, state = _centre(ids, offsets, d, p, window, _TRUE, state)
             for k in range(dim):
                 l1s[nb, k] = zero
             first = n_slots
@@ -519,7 +523,7 @@ def train_part_cbow_shared(
     return loss_sum, n_examples, False, p_end, state
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False)
 def train_part_bag(
     syn0,
     syn1neg,
@@ -567,31 +571,31 @@ def train_part_bag(
         if ws is not None:
             if _buffers_full(ws, need):
                 return loss_sum, n_examples, False, p, state
-        d, w, lo, hi, state = _centre(ids, offsets, d, p, window, True, state)
+        d, w, lo, hi, state = _centre(ids, offsets, d, p, window, _TRUE, state)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
-        n_ctx = 0
+        n_ctx = _ZERO
         for cpos in range(lo, hi):
             if cpos != p:
                 ctx[n_ctx] = ids[cpos]
                 n_ctx += 1
         if n_ctx == 0:
             continue
-        n_bag = _gather_input(W0, syn0, w, sub, ws, V, 0, slots, 0, dim)
+        n_bag = _gather_input(W0, syn0, w, sub, ws, V, _ZERO, slots, _ZERO, dim)
         for k in range(dim):
             V[1, k] = zero
         bad = False
         for i in range(n_ctx):
             o = _neg_slot(syn1neg, ctx[i], ws)
-            ls, b1 = _score_update(V, 0, W1, o, V, 1, one, alpha, sigmoid, log_sigmoid, dim)
+            ls, b1 = _score_update(V, _ZERO, W1, o, V, _ONE, one, alpha, sigmoid, log_sigmoid, dim)
             loss_sum += ls
             bad |= b1
         ls, state, b1 = _score_shared_noise(
-            V, W1, syn1neg, ws, ctx, 0, n_ctx, outs, c, state, alpha, dim
+            V, W1, syn1neg, ws, ctx, _ZERO, n_ctx, outs, c, state, alpha, dim
         )
         loss_sum += ls
         bad |= b1
         if bad:
             return loss_sum, n_examples, True, p, state
-        _add_rows(W0, slots, 0, n_bag, V, 1, dim)
+        _add_rows(W0, slots, _ZERO, n_bag, V, _ONE, dim)
         n_examples += n_ctx
     return loss_sum, n_examples, False, p_end, state

@@ -35,7 +35,7 @@ def warm_up(verbose=1):
     """Compile (or load from numba's disk cache) the kernels of the common configurations.
 
     ``tools/setup.sh`` runs it once after installing, so that a user's first fit loads
-    machine code instead of compiling it (tens of seconds per configuration on 2 cores).
+    machine code instead of compiling it (3-7 s per configuration on 2 cores).
     numba's cache is kept beside the installed kernels (``skembed/kernels/__pycache__``,
     or numba's user cache directory where that is not writable) and is checked against
     the sources (``skembed.kernels._drop_stale_cache``); with a warm cache this takes

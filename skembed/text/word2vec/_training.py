@@ -81,7 +81,7 @@ def compile_notifier(estimator):
             announced.append(True)
             msg = (
                 f"{name}: compiling the numba training kernel for these parameters; once, "
-                "then it is cached on disk (tens of seconds on 2 cores)"
+                "then it is cached on disk (a few seconds)"
             )
         else:
             msg = f"{name}: training kernel compiled in {what:.1f} s"

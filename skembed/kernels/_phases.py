@@ -174,26 +174,27 @@ def _part_workspace_impl(phase, w, t):
 
 
 @njit(cache=True, nogil=True, _nrt=True)  # explicit: its callers run without NRT
-def _merge_phase(syn0, syn1neg, syn1, w, n_parts):
-    """End of a phase: write every part's row copies back to the shared matrices, reset.
+def _merge_phase(syn0, syn1neg, syn1, w, n_parts, thread, n_threads):
+    """End of a phase: write every part's row copies back to the shared matrices.
 
-    Runs on the calling thread, outside the parallel region (one region per phase: a
-    second one costs a fork/join, and libgomp's spinning threads make it slow on a loaded
-    machine). Only the rows touched in the phase are visited, part by part in part order.
-    A row copied by one part only is copied back; a row copied by several parts becomes
-    its shared value plus each part's change (copy minus shared value), added in part
-    order. Thread timing plays no role.
+    Every thread calls it between the phase's two barriers and merges the rows ``r`` with
+    ``r % n_threads == thread``, so no two threads touch one row (nor its slots). Only the rows
+    touched in the phase are visited, part by part in part order. A row copied by one part
+    only is copied back; a row copied by several parts becomes its shared value plus each
+    part's change (copy minus shared value), added in part order. Thread timing and the
+    thread count play no role. The slot counters (``w[9]``) are read, not reset: each part
+    resets its own before its next phase (:func:`skembed.kernels.scheduler._run_chunk`).
     """
     # np.int64(m), not the literal m: numba would compile one _merge_matrix per literal
-    _merge_matrix(syn0, w[0], w[1], w[2], w[9], np.int64(0), n_parts)
-    _merge_matrix(syn1neg, w[3], w[4], w[5], w[9], np.int64(1), n_parts)
-    _merge_matrix(syn1, w[6], w[7], w[8], w[9], np.int64(2), n_parts)
-    w[9][:, :] = 0
+    _merge_matrix(syn0, w[0], w[1], w[2], w[9], np.int64(0), n_parts, thread, n_threads)
+    _merge_matrix(syn1neg, w[3], w[4], w[5], w[9], np.int64(1), n_parts, thread, n_threads)
+    _merge_matrix(syn1, w[6], w[7], w[8], w[9], np.int64(2), n_parts, thread, n_threads)
 
 
 @njit(cache=True, nogil=True, _nrt=True)  # explicit: its callers run without NRT
-def _merge_matrix(mat, slot, rows, buf, count, m, n_parts):
-    """:func:`_merge_phase` for one matrix (``slot``/``rows``/``buf`` of every part).
+def _merge_matrix(mat, slot, rows, buf, count, m, n_parts, thread, n_threads):
+    """:func:`_merge_phase` for one matrix (``slot``/``rows``/``buf`` of every part), the
+    rows ``r % n_threads == thread`` only.
 
     A row several parts copied is updated one part at a time over the whole row (the
     shared value kept in ``orig``), so each loop over the row is branch-free and
@@ -205,7 +206,7 @@ def _merge_matrix(mat, slot, rows, buf, count, m, n_parts):
     for t in range(n_parts):
         for i in range(count[t, m]):
             r = rows[t, i]
-            if slot[t, r] < 0:  # merged with an earlier part's copy
+            if r % n_threads != thread or slot[t, r] < 0:  # another thread's, or merged already
                 continue
             owners = 0
             for q in range(t + 1, n_parts):

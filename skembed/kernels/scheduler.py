@@ -191,8 +191,8 @@ def _run_chunk(
     In each phase the thread trains parts ``first, first + n_threads, ...`` in turn, each up
     to ``step`` centre tokens from ``pos[t]`` with the variant's train part, writing only
     its own row of ``stats``/``states``/``pos`` and (deterministic mode) its own workspace.
-    Deterministic (``phase`` an int), thread 0 then merges the phase's rows between two
-    barriers; lock-free (``phase is None``: one phase), the threads meet once, at the end.
+    Deterministic (``phase`` an int), the threads then merge the phase's rows between two
+    barriers, each its share of the rows (:func:`~skembed.kernels._phases._merge_phase`); lock-free (``phase is None``: one phase), the threads meet once, at the end.
     Every thread decides whether another phase follows from ``pos`` after a barrier, so
     all agree.
 
@@ -208,6 +208,8 @@ def _run_chunk(
         if not more:
             return
         for t in range(first, n_parts, n_threads):
+            for m in range(3):  # its slots were merged (or never used): count from 0
+                w[9][t, m] = 0
             if pos[t] < ends[t]:
                 ws = _part_workspace(phase, w, t)
                 tmp = _part_scratch(scratch, t)
@@ -225,8 +227,7 @@ def _run_chunk(
         if barrier(sync, n_threads):
             return
         if phase is not None:
-            if first == 0:
-                _merge_phase(syn0, syn1neg, syn1, w, n_parts)
+            _merge_phase(syn0, syn1neg, syn1, w, n_parts, first, n_threads)
             if barrier(sync, n_threads):
                 return
 
@@ -244,9 +245,10 @@ def run_phases(
     ``n_jobs``): thread ``k`` runs parts ``k, k + n_threads, ...``. Lock-free
     (``phase is None``), each thread trains its whole slice and meets the others once, at
     the end (Hogwild); deterministic, each phase trains ``phase`` centre tokens per part and
-    ends at a barrier (:func:`skembed.kernels._sync.barrier`), then thread 0 merges the rows
-    the phase touched in part order (:func:`~skembed.kernels._phases._merge_phase`), so the
-    vectors do not depend on the threads. This replaced numba's ``prange``, whose parfor
+    ends at a barrier (:func:`skembed.kernels._sync.barrier`), then the threads merge the
+    rows the phase touched, each row by one thread in part order
+    (:func:`~skembed.kernels._phases._merge_phase`), so the vectors do not depend on the
+    threads. This replaced numba's ``prange``, whose parfor
     lowering took 4.1-4.5 s of every variant's first compilation (issue 39).
 
     Parameters

@@ -192,21 +192,25 @@ def _run_chunk(
     to ``step`` centre tokens from ``pos[t]`` with the variant's train part, writing only
     its own row of ``stats``/``states``/``pos`` and (deterministic mode) its own workspace.
     Deterministic (``phase`` an int), the threads then merge the phase's rows between two
-    barriers, each its share of the rows (:func:`~skembed.kernels._phases._merge_phase`); lock-free (``phase is None``: one phase), the threads meet once, at the end.
-    Every thread decides whether another phase follows from ``pos`` after a barrier, so
-    all agree.
+    barriers, each its share of the rows (:func:`~skembed.kernels._phases._merge_phase`);
+    lock-free (``phase is None``: one phase), the same two barriers end the chunk. Every
+    thread decides whether another phase follows from ``pos`` between the two barriers,
+    where no thread writes it, so all agree (read anywhere else, one thread could see the
+    last tokens done by another, leave, and let the other wait forever).
 
-    Compiled without numba's reference-counting runtime (``_nrt=False``), which the train
-    parts it calls inherit: with it, every array view in their loops took an atomic
+    Compiled without numba's reference-counting runtime (``_nrt=False``, as are the train
+    parts it calls): with it, every array view in their loops took an atomic
     increment and decrement, and PV-DBOW trained at half speed (BBC News, one thread).
     """
     n_parts = pos.shape[0]
-    while True:
-        more = False
-        for t in range(n_parts):
-            more |= pos[t] < ends[t]
-        if not more:
-            return
+    more = False
+    for t in range(n_parts):
+        more |= pos[t] < ends[t]
+    # every thread reads ``pos`` before any trains: a thread that read it after another had
+    # finished the last tokens would leave while the other waits at the barrier (a hang)
+    if barrier(sync, n_threads):
+        return
+    while more:
         for t in range(first, n_parts, n_threads):
             for m in range(3):  # its slots were merged (or never used): count from 0
                 w[9][t, m] = 0
@@ -226,10 +230,13 @@ def _run_chunk(
                     stats[t, 2] = 1.0
         if barrier(sync, n_threads):
             return
+        more = False  # ``pos`` holds still until the next barrier: all threads agree
+        for t in range(n_parts):
+            more |= pos[t] < ends[t]
         if phase is not None:
             _merge_phase(syn0, syn1neg, syn1, w, n_parts, first, n_threads)
-            if barrier(sync, n_threads):
-                return
+        if barrier(sync, n_threads):
+            return
 
 
 def run_phases(

@@ -92,3 +92,42 @@ def test_helpers_compile_once_whatever_constant_they_are_given():
     for helper in (_core._add_rows, _core._block_scores, _core._slot, _core._centre):
         for sig in helper.signatures:
             assert not any(isinstance(a, types.Literal) for a in sig), (helper, sig)
+
+
+def test_two_threads_agree_when_a_chunk_ends_and_never_hang():
+    """Every thread decides whether another phase follows from ``pos`` where no thread
+    writes it. Read at the top of the loop instead, a thread that was late there could see
+    the last tokens already done by the other, leave, and leave the other waiting at the
+    barrier forever (a CI run hung so). Many tiny fits, whose parts are empty or one phase
+    long, on two threads, watched by a timeout so a hang fails the test instead."""
+    import threading
+
+    from skembed.kernels.scheduler import train_word2vec_chunk
+    from skembed.text.word2vec._training import kernel_config
+
+    rng = np.random.default_rng(0)
+    n_words, dim = 20, 4
+    cfg = kernel_config(
+        rng.integers(1, 50, n_words), sg=1, hs=0, negative=2, window=2, shared_negatives=True,
+        ns_exponent=0.75, input_rows=(None, None), sync_tokens=3,
+    )  # fmt: skip
+    done = []
+
+    def many_chunks():
+        import numba
+
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        for i in range(400):
+            n_tok = int(rng.integers(1, 12))
+            ids = rng.integers(0, n_words, n_tok).astype(np.int32)
+            cut = int(rng.integers(0, n_tok + 1))
+            offsets = np.array(sorted({0, cut, n_tok}), dtype=np.int64)
+            syn0 = rng.standard_normal((n_words, dim)).astype(np.float32) * 0.1
+            syn1neg, syn1 = np.zeros_like(syn0), np.zeros((0, dim), np.float32)
+            train_word2vec_chunk(syn0, syn1neg, syn1, ids, offsets, cfg, 0.025, 0.02, i, 2)
+        done.append(True)
+
+    worker = threading.Thread(target=many_chunks, daemon=True)
+    worker.start()
+    worker.join(timeout=240)
+    assert done, "two threads training tiny chunks did not finish within 240 s: a hang"

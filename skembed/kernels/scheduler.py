@@ -25,7 +25,7 @@ A first fit with an empty numba cache then compiles one train part, not all four
 three estimators' first fits on 200 tiny documents, 2-core Xeon, load 3.5-4: 218 s ->
 80 s). Without ``prange`` (no parfor lowering), with the helpers compiled once each and
 LLVM-inlined (``forceinline``) instead of re-inlined into every train part by numba, and
-with the per-chunk set-up in numpy, those three first fits take 14.5 s (2-core Xeon,
+with the per-chunk set-up in numpy, those three first fits take 13.7 s (2-core Xeon,
 quiet); :func:`compile_notice` lets the estimators say when compiling happens.
 
 The public entry points live here too, above the variants they dispatch to (so no module

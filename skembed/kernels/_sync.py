@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
@@ -105,8 +106,6 @@ def new_barrier():
     numpy.ndarray of shape (24,), int64
         Arrival count, generation and abort flag, each on its own 64-byte cache line.
     """
-    import numpy as np
-
     return np.zeros(ABORT + 8, dtype=np.int64)
 
 

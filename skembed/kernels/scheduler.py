@@ -250,8 +250,8 @@ def run_phases(
     (:func:`_run_chunk`; gensim's scheme of threads in ``nogil`` code), ``n_threads`` =
     ``min(numba.get_num_threads(), n_parts)`` (the estimators set numba's thread count from
     ``n_jobs``): thread ``k`` runs parts ``k, k + n_threads, ...``. Lock-free
-    (``phase is None``), each thread trains its whole slice and meets the others once, at
-    the end (Hogwild); deterministic, each phase trains ``phase`` centre tokens per part and
+    (``phase is None``), each thread trains its whole slice and meets the others only at the
+    chunk's start and end (Hogwild); deterministic, each phase trains ``phase`` centre tokens per part and
     ends at a barrier (:func:`skembed.kernels._sync.barrier`), then the threads merge the
     rows the phase touched, each row by one thread in part order
     (:func:`~skembed.kernels._phases._merge_phase`), so the vectors do not depend on the

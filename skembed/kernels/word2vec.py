@@ -8,9 +8,8 @@ corpus *chunks*, so memory does not grow with the corpus:
    out-of-vocabulary tokens and applies frequent-word subsampling (decided
    once per token per epoch, before training, with the LCG);
 2. :func:`~skembed.kernels.scheduler.train_word2vec_chunk` trains on the kept tokens in ``n_parts`` contiguous
-   slices of documents that the threads execute (Python threads in compiled ``nogil``
-   code, :func:`~skembed.kernels.scheduler.run_phases`), deterministically
-   (the result depends on ``n_parts``, not on the thread count) or lock-free.
+   slices of documents that the threads execute (:func:`~skembed.kernels.scheduler.run_phases`),
+   deterministically (the result depends on ``n_parts``, not the thread count) or lock-free.
 
 Signature of :func:`skembed.kernels.scheduler.train_word2vec_chunk` (both estimators call it through
 :class:`skembed.text.word2vec._training.NumbaEngine`)::

@@ -37,52 +37,47 @@ GENERATION = 8
 ABORT = 16
 
 
-def _element_pointer(context, builder, array_type, array, index):
-    ary = context.make_array(array_type)(context, builder, array)
-    return cgutils.get_item_pointer(context, builder, array_type, ary, [index])
+def _on_element(array, returns, n_values, op):
+    """``(signature, codegen)`` of an intrinsic on ``array[index]`` of an int64 array.
+
+    ``op(builder, pointer, args)`` emits the access (its value is returned, or none);
+    ``n_values`` int64 arguments follow the index. ``None`` (no match) for other arrays.
+    """
+    if not (isinstance(array, types.Array) and array.dtype == types.int64):
+        return None
+    sig = returns(array, types.intp, *([types.int64] * n_values))
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, signature.args[0], ary, [args[1]])
+        value = op(builder, ptr, args)
+        return context.get_dummy_value() if value is None else value
+
+    return sig, codegen
 
 
 @intrinsic
 def atomic_add(typingctx, array, index, value):
     """``array[index] += value`` as one atomic step; returns the old value (int64)."""
-    if not (isinstance(array, types.Array) and array.dtype == types.int64):
-        return None
-    sig = types.int64(array, types.intp, types.int64)
-
-    def codegen(context, builder, signature, args):
-        ptr = _element_pointer(context, builder, signature.args[0], args[0], args[1])
-        return builder.atomic_rmw("add", ptr, args[2], "seq_cst")
-
-    return sig, codegen
+    return _on_element(
+        array, types.int64, 1, lambda b, ptr, args: b.atomic_rmw("add", ptr, args[2], "seq_cst")
+    )
 
 
 @intrinsic
 def atomic_load(typingctx, array, index):
     """``array[index]`` read atomically (sequentially consistent), int64."""
-    if not (isinstance(array, types.Array) and array.dtype == types.int64):
-        return None
-    sig = types.int64(array, types.intp)
+    return _on_element(array, types.int64, 0, lambda b, ptr, args: b.load_atomic(ptr, "seq_cst", 8))
 
-    def codegen(context, builder, signature, args):
-        ptr = _element_pointer(context, builder, signature.args[0], args[0], args[1])
-        return builder.load_atomic(ptr, "seq_cst", 8)
 
-    return sig, codegen
+def _store(builder, ptr, args):
+    builder.store_atomic(args[2], ptr, "seq_cst", 8)
 
 
 @intrinsic
 def atomic_store(typingctx, array, index, value):
     """``array[index] = value`` written atomically (sequentially consistent)."""
-    if not (isinstance(array, types.Array) and array.dtype == types.int64):
-        return None
-    sig = types.none(array, types.intp, types.int64)
-
-    def codegen(context, builder, signature, args):
-        ptr = _element_pointer(context, builder, signature.args[0], args[0], args[1])
-        builder.store_atomic(args[2], ptr, "seq_cst", 8)
-        return context.get_dummy_value()
-
-    return sig, codegen
+    return _on_element(array, types.none, 1, _store)
 
 
 @intrinsic

@@ -183,7 +183,8 @@ def _merge_phase(syn0, syn1neg, syn1, w, n_parts, thread, n_threads):
     only is copied back; a row copied by several parts becomes its shared value plus each
     part's change (copy minus shared value), added in part order. Thread timing and the
     thread count play no role. The slot counters (``w[9]``) are read, not reset: each part
-    resets its own before its next phase (:func:`skembed.kernels.scheduler._run_chunk`).
+    resets its own before its next phase (:func:`skembed.kernels.scheduler._run_chunk`, the
+    phase loop).
     """
     # np.int64(m), not the literal m: numba would compile one _merge_matrix per literal
     _merge_matrix(syn0, w[0], w[1], w[2], w[9], np.int64(0), n_parts, thread, n_threads)

@@ -1,32 +1,34 @@
 """The one phase scheduler of the word2vec-family kernels (Word2Vec, FastText, Doc2Vec).
 
 :func:`run_phases` trains a corpus chunk, one contiguous slice of documents per part, on
-Python threads that each run one compiled, GIL-free call (:func:`_run_chunk`): lock-free
-(``phase is None``), or deterministically in phases of ``phase`` centre tokens per part,
-each phase ending at a barrier (:mod:`skembed.kernels._sync`) followed by the merge of the
-rows it touched (:func:`skembed.kernels._phases._merge_phase`). Each variant supplies only its
-``train_part``; :func:`_train_step` picks it:
+Python threads that each run one compiled, GIL-free call: lock-free (``phase is None``), or
+deterministically in phases of ``phase`` centre tokens per part, each phase ending at a
+barrier (:mod:`skembed.kernels._sync`) followed by the merge of the rows it touched
+(:func:`skembed.kernels._phases._merge_phase`). The phase loop is written once
+(:func:`_run_chunk`); each variant supplies only its ``train_part``, and has its own
+compiled entry point (:data:`ENTRIES`) into which numba inlines the loop and a step
+(``_skipgram``, ``_bag``, ...) that maps the loop's call onto the train part's signature:
 
 - ``doc is None`` (Word2Vec, FastText): ``variant`` selects
   :func:`~skembed.kernels.word2vec.train_part` (:data:`PER_EXAMPLE`),
   :func:`~skembed.kernels.word2vec.train_part_shared` (:data:`SHARED_SKIPGRAM`),
   :func:`~skembed.kernels.word2vec.train_part_bag` (:data:`SHARED_BAG`) or
   :func:`~skembed.kernels.word2vec.train_part_cbow_shared` (:data:`SHARED_CBOW`);
-- ``doc = (doc_rows, dm, dbow_words, shared)`` (Doc2Vec): :func:`skembed.kernels.doc2vec.train_part`,
-  or with ``shared`` (pure PV-DBOW, negative sampling)
+- ``doc = (doc_rows, dm, dbow_words, shared)`` (Doc2Vec):
+  :func:`skembed.kernels.doc2vec.train_part`, or with ``shared`` (pure PV-DBOW, negative sampling)
   :func:`~skembed.kernels.doc2vec.train_part_dbow_shared`.
 
-The choice between the two families, like ``sub is None`` and ``phase is None``, is made
-by the *type* of the argument when numba compiles :func:`_run_chunk` (``@overload``), so
-every variant is its own machine code with no branch on the variant in its inner loops
-(such branches cost ~30%). The variant too: it is passed as a tuple of ``variant`` zeros,
-whose length is part of its type, so each compiled loop holds the one train part it runs.
-A first fit with an empty numba cache then compiles one train part, not all four (the
-three estimators' first fits on 200 tiny documents, 2-core Xeon, load 3.5-4: 218 s ->
-80 s). Without ``prange`` (no parfor lowering), with the helpers compiled once each and
-LLVM-inlined (``forceinline``) instead of re-inlined into every train part by numba, and
-with the per-chunk set-up in numpy, those three first fits take 13.7 s (2-core Xeon,
-quiet); :func:`compile_notice` lets the estimators say when compiling happens.
+``sub is None`` and ``phase is None`` are decided by the *type* of the argument when numba
+compiles an entry point, so every variant is its own machine code with no branch on the
+variant in its inner loops (such branches cost ~30%), and a first fit with an empty numba
+cache compiles the one train part it runs, not all four (the three estimators' first fits
+on 200 tiny documents, 2-core Xeon, load 3.5-4: 218 s -> 80 s). Without ``prange`` (no
+parfor lowering), with the helpers compiled once each and LLVM-inlined (``forceinline``)
+instead of re-inlined into every train part by numba, with the per-chunk set-up in numpy,
+and with one entry point per variant instead of an ``@overload`` that picked the train part
+(numba compiled the overload's wrapper in full, train part linked in, only to inline it),
+those three first fits take 15.6 s on a 2-core Xeon, quiet (18.4 s before the entry points,
+same machine); :func:`compile_notice` lets the estimators say when compiling happens.
 
 The public entry points live here too, above the variants they dispatch to (so no module
 imports this one back): :func:`train_word2vec_chunk`, :func:`train_doc2vec_chunk`, and
@@ -41,9 +43,8 @@ from contextlib import contextmanager
 
 import numba
 import numpy as np
-from numba import njit, types
+from numba import njit
 from numba.core import event
-from numba.extending import overload
 
 from . import doc2vec as _d2v
 from . import word2vec as _w2v
@@ -74,77 +75,63 @@ SHARED_CBOW = 3
 SHARED_DBOW = 4
 
 
-def _is_none(x):
-    return isinstance(x, (types.NoneType, types.Omitted))
+# Each variant's step: the one signature the phase loop calls, mapped onto its train part's.
+# ``inline="always"``: numba inlines them into the variant's entry point (``_chunk_*`` below)
+# and never compiles them alone (an ``@overload`` would: a full compile of a wrapper that
+# links the whole train part, about 0.5 s of every first fit, thrown away).
 
 
-def _train_step(
-    doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
-    part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
-):  # fmt: skip
-    """One part's step of a phase: the variant's ``train_part`` (compiled: an ``@overload``)."""
-    raise NotImplementedError("compiled only (numba @overload)")
+@njit(inline="always")
+def _skipgram(
+    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
+):
+    return _w2v.train_part_shared(
+        syn0, syn1neg, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
+    )
 
 
-@overload(_train_step, inline="always")
-def _train_step_impl(
-    doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
-    part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
-):  # fmt: skip
-    v = len(variant.types)  # the marker's length: fixed when numba compiles run_phases
-    if _is_none(doc):
-        part = {
-            SHARED_CBOW: _w2v.train_part_cbow_shared,
-            SHARED_BAG: _w2v.train_part_bag,
-            SHARED_SKIPGRAM: _w2v.train_part_shared,
-        }.get(v)
-        if part is not None:
+@njit(inline="always")
+def _bag(doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp):
+    return _w2v.train_part_bag(
+        syn0, syn1neg, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
+    )
 
-            def shared_step(
-                doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end,
-                part_start, part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
-            ):  # fmt: skip
-                return part(
-                    syn0, syn1neg, ids, offsets, c, sub, p_start, p_end, part_start, part_tokens,
-                    alpha_start, alpha_end, state, ws, need, tmp,
-                )  # fmt: skip
 
-            return shared_step
+@njit(inline="always")
+def _cbow(
+    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
+):
+    return _w2v.train_part_cbow_shared(
+        syn0, syn1neg, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
+    )
 
-        def word2vec_step(
-            doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
-            part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
-        ):  # fmt: skip
-            return _w2v.train_part(
-                syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
-                part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
-            )  # fmt: skip
 
-        return word2vec_step
+@njit(inline="always")
+def _word2vec(
+    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
+):
+    return _w2v.train_part(
+        syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
+    )
 
-    if v == SHARED_DBOW:
 
-        def dbow_step(
-            doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
-            part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
-        ):  # fmt: skip
-            return _d2v.train_part_dbow_shared(
-                syn0, syn1neg, ids, offsets, doc[0], c, p_start, p_end, part_start, part_tokens,
-                alpha_start, alpha_end, state, ws, need, tmp,
-            )  # fmt: skip
+@njit(inline="always")
+def _dbow(
+    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
+):
+    return _d2v.train_part_dbow_shared(
+        syn0, syn1neg, ids, offsets, doc[0], c, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
+    )
 
-        return dbow_step
 
-    def doc2vec_step(
-        doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, p_start, p_end, part_start,
-        part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
-    ):  # fmt: skip
-        return _d2v.train_part(
-            syn0, syn1neg, syn1, ids, offsets, doc[0], c, doc[1], doc[2], p_start, p_end,
-            part_start, part_tokens, alpha_start, alpha_end, state, ws, need, tmp,
-        )  # fmt: skip
-
-    return doc2vec_step
+@njit(inline="always")
+def _doc2vec(
+    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
+):
+    return _d2v.train_part(
+        syn0, syn1neg, syn1, ids, offsets, doc[0], c, doc[1], doc[2], p0, p1, ps, pt, a0, a1, st,
+        ws, need, tmp,
+    )  # fmt: skip
 
 
 def _phase_state(syn0, syn1neg, syn1, offsets, c, doc, variant, phase, seed, n_parts):
@@ -164,7 +151,7 @@ def _phase_state(syn0, syn1neg, syn1, offsets, c, doc, variant, phase, seed, n_p
     n_rows = np.array([syn0.shape[0], syn1neg.shape[0], syn1.shape[0]], dtype=np.int64)
     max_ctx = _max_context(offsets, c.window)
     if doc is None:
-        caps, need = _buffer_sizes(c, n_rows, dim, len(variant) != PER_EXAMPLE, max_ctx)
+        caps, need = _buffer_sizes(c, n_rows, dim, variant != PER_EXAMPLE, max_ctx)
     else:  # Doc2Vec: at least twice what one token takes in each matrix
         need = _d2v._needs(c, doc[1], doc[2], doc[3], max_ctx)
         caps, _ = _buffer_sizes(c, n_rows, dim, False, max_ctx)
@@ -181,11 +168,8 @@ def _phase_state(syn0, syn1neg, syn1, offsets, c, doc, variant, phase, seed, n_p
     return stats, starts, ends, states, pos, need, w, scratch, step
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _run_chunk(
-    syn0, syn1neg, syn1, ids, offsets, c, sub, doc, variant, phase, alpha_start, alpha_end,
-    first, n_threads, sync, stats, starts, ends, states, pos, need, w, scratch, step,
-):  # fmt: skip
+@njit(inline="always")
+def _run_chunk(train, data, first, n_threads, sync, state):
     """One thread's whole chunk: its parts phase by phase, a :func:`~._sync.barrier` after each.
 
     In each phase the thread trains parts ``first, first + n_threads, ...`` in turn, each up
@@ -198,10 +182,12 @@ def _run_chunk(
     where no thread writes it, so all agree (read anywhere else, one thread could see the
     last tokens done by another, leave, and let the other wait forever).
 
-    Compiled without numba's reference-counting runtime (``_nrt=False``, as are the train
-    parts it calls): with it, every array view in their loops took an atomic
-    increment and decrement, and PV-DBOW trained at half speed (BBC News, one thread).
+    ``train`` is the variant's step (``_skipgram``, ...); ``data`` the chunk, its tables and
+    learning rates, ``state`` what :func:`_phase_state` returns. Never compiled alone: numba
+    inlines it into each entry point of :data:`ENTRIES`.
     """
+    syn0, syn1neg, syn1, ids, offsets, c, sub, doc, phase, alpha_start, alpha_end = data
+    stats, starts, ends, states, pos, need, w, scratch, step = state
     n_parts = pos.shape[0]
     more = False
     for t in range(n_parts):
@@ -217,8 +203,8 @@ def _run_chunk(
             if pos[t] < ends[t]:
                 ws = _part_workspace(phase, w, t)
                 tmp = _part_scratch(scratch, t)
-                loss, nex, bad, p, st = _train_step(
-                    doc, variant, syn0, syn1neg, syn1, ids, offsets, c, sub, pos[t],
+                loss, nex, bad, p, st = train(
+                    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, pos[t],
                     min(ends[t], pos[t] + step), starts[t], ends[t] - starts[t], alpha_start,
                     alpha_end, states[t], ws, need, tmp,
                 )  # fmt: skip
@@ -239,6 +225,53 @@ def _run_chunk(
             return
 
 
+# One compiled entry point per train part: the phase loop and the variant's step inlined
+# into it by numba, the train part linked in. Without numba's reference-counting runtime
+# (``_nrt=False``, as the train parts): with it, every array view in their loops took an
+# atomic increment and decrement, and PV-DBOW trained at half speed (BBC News, one thread).
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _chunk_skipgram(data, first, n_threads, sync, state):
+    _run_chunk(_skipgram, data, first, n_threads, sync, state)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _chunk_bag(data, first, n_threads, sync, state):
+    _run_chunk(_bag, data, first, n_threads, sync, state)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _chunk_cbow(data, first, n_threads, sync, state):
+    _run_chunk(_cbow, data, first, n_threads, sync, state)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _chunk_word2vec(data, first, n_threads, sync, state):
+    _run_chunk(_word2vec, data, first, n_threads, sync, state)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _chunk_dbow(data, first, n_threads, sync, state):
+    _run_chunk(_dbow, data, first, n_threads, sync, state)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _chunk_doc2vec(data, first, n_threads, sync, state):
+    _run_chunk(_doc2vec, data, first, n_threads, sync, state)
+
+
+#: the compiled entry point of each (family, variant): ``(doc is None, variant)``
+ENTRIES = {
+    (True, SHARED_SKIPGRAM): _chunk_skipgram,
+    (True, SHARED_BAG): _chunk_bag,
+    (True, SHARED_CBOW): _chunk_cbow,
+    (True, PER_EXAMPLE): _chunk_word2vec,
+    (False, SHARED_DBOW): _chunk_dbow,
+    (False, PER_EXAMPLE): _chunk_doc2vec,
+}
+
+
 def run_phases(
     syn0, syn1neg, syn1, ids, offsets, c, sub, doc, variant, phase, alpha_start, alpha_end, seed,
     n_parts,
@@ -246,14 +279,15 @@ def run_phases(
     """Train one corpus chunk with ``n_parts`` parts: the family's one phase loop.
 
     The parts run on Python threads (the calling one and ``n_threads - 1`` started per
-    chunk), each in one compiled call that releases the GIL for the whole chunk
-    (:func:`_run_chunk`; gensim's scheme of threads in ``nogil`` code), ``n_threads`` =
-    ``min(numba.get_num_threads(), n_parts)`` (the estimators set numba's thread count from
-    ``n_jobs``): thread ``k`` runs parts ``k, k + n_threads, ...``. Lock-free
-    (``phase is None``), each thread trains its whole slice and meets the others only at the
-    chunk's start and end (Hogwild); deterministic, each phase trains ``phase`` centre tokens per part and
-    ends at a barrier (:func:`skembed.kernels._sync.barrier`), then the threads merge the
-    rows the phase touched, each row by one thread in part order
+    chunk), each in one compiled call that releases the GIL for the whole chunk (the
+    variant's entry of :data:`ENTRIES`, running :func:`_run_chunk`; gensim's scheme of
+    threads in ``nogil`` code), ``n_threads`` = ``min(numba.get_num_threads(), n_parts)``
+    (the estimators set numba's thread count from ``n_jobs``): thread ``k`` runs parts
+    ``k, k + n_threads, ...``. Lock-free (``phase is None``), each thread trains its whole
+    slice and meets the others only at the chunk's start and end (Hogwild); deterministic,
+    each phase trains ``phase`` centre tokens per part and ends at a barrier
+    (:func:`skembed.kernels._sync.barrier`), then the threads merge the rows the phase
+    touched, each row by one thread in part order
     (:func:`~skembed.kernels._phases._merge_phase`), so the vectors do not depend on the
     threads. This replaced numba's ``prange``, whose parfor
     lowering took 4.1-4.5 s of every variant's first compilation (issue 39).
@@ -269,10 +303,10 @@ def run_phases(
         FastText's subword rows of each word; ``None``: word ``w`` is row ``w``.
     doc : tuple (doc_rows int64 (n_docs,), dm bool, dbow_words bool, shared bool) or None
         Doc2Vec's document rows and mode; ``None``: Word2Vec/FastText.
-    variant : tuple of ``v`` zeros
-        The train part ``v`` (Word2Vec/FastText: :data:`PER_EXAMPLE` ...
-        :data:`SHARED_CBOW`; Doc2Vec: :data:`PER_EXAMPLE` or :data:`SHARED_DBOW`), as a
-        tuple whose length numba sees when it compiles.
+    variant : int
+        The train part (Word2Vec/FastText: :data:`PER_EXAMPLE` ... :data:`SHARED_CBOW`;
+        Doc2Vec: :data:`PER_EXAMPLE` or :data:`SHARED_DBOW`): which entry point of
+        :data:`ENTRIES` runs.
     phase : int or None
         Centre tokens per part and phase (deterministic); ``None``: lock-free.
     alpha_start, alpha_end : float
@@ -285,15 +319,16 @@ def run_phases(
     stats : numpy.ndarray of shape (n_parts, 3), float64
         Summed loss, number of examples and a NaN flag (1.0) per part.
     """
+    chunk = ENTRIES[(doc is None, variant)]
     state = _phase_state(syn0, syn1neg, syn1, offsets, c, doc, variant, phase, seed, n_parts)
     n_threads = max(1, min(int(numba.get_num_threads()), int(n_parts)))
-    args = (syn0, syn1neg, syn1, ids, offsets, c, sub, doc, variant, phase, alpha_start, alpha_end)
+    data = (syn0, syn1neg, syn1, ids, offsets, c, sub, doc, phase, alpha_start, alpha_end)
     sync = new_barrier()
     errors = []
 
     def work(k):
         try:
-            _run_chunk(*args, k, n_threads, sync, *state)
+            chunk(data, k, n_threads, sync, state)
         except BaseException as exc:  # the others stop at their next barrier, then re-raised
             errors.append(exc)
             sync[ABORT] = 1
@@ -386,7 +421,7 @@ def train_word2vec_chunk(
     else:
         variant = SHARED_SKIPGRAM
     return run_phases(
-        syn0, syn1neg, syn1, ids, offsets, c, sub, None, (0,) * variant, phase, alpha_start, alpha_end,
+        syn0, syn1neg, syn1, ids, offsets, c, sub, None, variant, phase, alpha_start, alpha_end,
         seed, n_parts,
     )  # fmt: skip
 
@@ -430,6 +465,6 @@ def train_doc2vec_chunk(
     shared = bool(c.shared_negatives and not dm and not dbow_words and not c.hs and c.negative > 0)
     doc = (doc_rows, bool(dm), bool(dbow_words), shared)
     return run_phases(
-        syn0, syn1neg, syn1, ids, offsets, c, None, doc, (0,) * (SHARED_DBOW if shared else 0),
+        syn0, syn1neg, syn1, ids, offsets, c, None, doc, SHARED_DBOW if shared else PER_EXAMPLE,
         phase, alpha_start, alpha_end, seed, n_parts,
     )  # fmt: skip

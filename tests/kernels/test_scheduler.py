@@ -2,8 +2,9 @@
 
 A first fit with an empty numba cache once compiled all four Word2Vec train parts (or both
 Doc2Vec ones) into every specialization of ``run_phases`` (99 s / 84 s / 43 s for the
-first Word2Vec / FastText / Doc2Vec fit on 200 tiny documents, issue 39); the variant is now
-part of the argument types, so a configuration compiles only the part it runs.
+first Word2Vec / FastText / Doc2Vec fit on 200 tiny documents, issue 39); each variant now
+has its own entry point (``scheduler.ENTRIES``), so a configuration compiles only the part
+it runs.
 """
 
 import numpy as np
@@ -11,11 +12,12 @@ from numba import njit, types
 
 from skembed.kernels import scheduler
 from skembed.kernels.scheduler import (
+    ENTRIES,
     PER_EXAMPLE,
+    SHARED_BAG,
     SHARED_CBOW,
     SHARED_DBOW,
     SHARED_SKIPGRAM,
-    _run_chunk,
     compile_notice,
 )
 from skembed.text.word2vec import Doc2VecTransformer, Word2VecTransformer
@@ -24,26 +26,39 @@ DOCS = [f"w{i % 7} w{i % 5} w{i % 3} w{i % 11} w{i % 2}" for i in range(40)]
 
 
 def _variants_compiled():
-    """The train part (the marker tuple's length) of every compiled phase loop."""
-    return {len(sig[8]) for sig in _run_chunk.signatures}
+    """``(doc is None, variant)`` of every entry point compiled (or loaded) in this process."""
+    return {key for key, entry in ENTRIES.items() if entry.signatures}
 
 
-def test_variant_codes_are_distinct_lengths():
-    codes = (PER_EXAMPLE, scheduler.SHARED_SKIPGRAM, scheduler.SHARED_BAG, SHARED_CBOW)
-    assert codes == (0, 1, 2, 3)
-    assert SHARED_DBOW == 4  # Doc2Vec's shared part: its own code, its own machine code
+def test_each_variant_has_its_own_entry_point_and_train_part():
+    from skembed.kernels import doc2vec, word2vec
+
+    assert (PER_EXAMPLE, SHARED_SKIPGRAM, SHARED_BAG, SHARED_CBOW, SHARED_DBOW) == (0, 1, 2, 3, 4)
+    assert len(set(ENTRIES.values())) == len(ENTRIES) == 6
+    steps = {
+        (True, SHARED_SKIPGRAM): (scheduler._skipgram, word2vec.train_part_shared),
+        (True, SHARED_BAG): (scheduler._bag, word2vec.train_part_bag),
+        (True, SHARED_CBOW): (scheduler._cbow, word2vec.train_part_cbow_shared),
+        (True, PER_EXAMPLE): (scheduler._word2vec, word2vec.train_part),
+        (False, SHARED_DBOW): (scheduler._dbow, doc2vec.train_part_dbow_shared),
+        (False, PER_EXAMPLE): (scheduler._doc2vec, doc2vec.train_part),
+    }
+    for key, (step, part) in steps.items():
+        # the entry calls the loop with its step; the step calls its train part
+        assert step.__name__ in ENTRIES[key].py_func.__code__.co_names
+        assert part.__name__ in step.py_func.__code__.co_names
+        # the loop and the steps are inlined by numba, never compiled on their own
+        assert step.targetoptions.get("inline") == "always"
+    assert scheduler._run_chunk.targetoptions.get("inline") == "always"
 
 
 def test_each_configuration_compiles_its_own_train_part():
     Word2VecTransformer(min_count=1, epochs=1, vector_size=8, random_state=0).fit(DOCS)
-    assert SHARED_SKIPGRAM in _variants_compiled()
+    assert (True, SHARED_SKIPGRAM) in _variants_compiled()
     Word2VecTransformer(min_count=1, epochs=1, vector_size=8, sg=0, random_state=0).fit(DOCS)
-    assert SHARED_CBOW in _variants_compiled()
+    assert (True, SHARED_CBOW) in _variants_compiled()
     Doc2VecTransformer(min_count=1, epochs=1, vector_size=8, random_state=0).fit(DOCS)
-    assert SHARED_DBOW in _variants_compiled()
-    # the marker is a tuple of zeros whose length is the variant
-    sig = next(s for s in _run_chunk.signatures if len(s[8]) == SHARED_CBOW)
-    assert isinstance(sig[8], types.BaseTuple) and len(sig[8]) == 3
+    assert (False, SHARED_DBOW) in _variants_compiled()
 
 
 def test_compile_notice_reports_a_compilation_once_with_its_seconds():
@@ -63,8 +78,8 @@ def test_compile_notice_reports_a_compilation_once_with_its_seconds():
     assert seen == []
 
 
-def test_the_phase_loop_train_parts_and_helpers_run_without_reference_counting():
-    """The phase loop, every train part and every helper of ``_core`` are compiled without
+def test_the_entry_points_train_parts_and_helpers_run_without_reference_counting():
+    """The phase loop's entry points, every train part and every helper of ``_core`` are compiled without
     numba's runtime (``_nrt=False``, set on each: numba's cache does not record an inherited
     flag). With reference counting, every array view in their loops took an atomic increment
     and decrement (``NRT_incref``), and PV-DBOW trained at half speed (BBC News)."""
@@ -77,7 +92,7 @@ def test_the_phase_loop_train_parts_and_helpers_run_without_reference_counting()
     helpers = [getattr(_core, n) for n in dir(_core) if hasattr(getattr(_core, n), "py_func")]
     helpers = [h for h in helpers if h.targetoptions.get("forceinline")]
     assert len(helpers) > 20
-    for dispatcher in (_run_chunk, *parts, *helpers):
+    for dispatcher in (*ENTRIES.values(), *parts, *helpers):
         assert dispatcher.targetoptions.get("_nrt") is False, dispatcher
 
 

@@ -26,7 +26,7 @@ _WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 SPIN_COUNT = 10_000
 #: most parts the deterministic word2vec-family training splits a chunk into (the estimators'
 #: ``n_parts`` range; :func:`skembed.kernels._phases.training_partition` says why)
-MAX_DETERMINISTIC_PARTS = 4
+MAX_DETERMINISTIC_PARTS = 16
 #: the estimators' default ``n_parts``: the most parts that train stably at full phase length
 DEFAULT_PARTS = 2
 _LAUNCH_LOCK = threading.Lock()

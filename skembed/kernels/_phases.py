@@ -250,9 +250,13 @@ def training_partition(n_threads, sync_tokens, n_parts=DEFAULT_PARTS):
     5 epochs, 8,192 centre tokens per part and phase: CBOW WordSim-353 0.33 with 2 parts,
     0.28 with 3, -0.09 with 4, NaN loss with 8; PV-DM document accuracy 0.83 with 2 parts,
     0.66 with 4, 0.39 with 8). Shorter phases keep a part from converging alone, so with
-    more than two parts the phase shrinks as ``(2 / n_parts) ** 2`` (4 parts: 2,048 tokens,
-    CBOW WordSim-353 0.35, PV-DM 0.93), and at most :data:`MAX_DETERMINISTIC_PARTS` parts
-    train at once (8 parts stayed unstable down to 512 tokens per phase).
+    more than two parts the phase shrinks as ``(2 / n_parts) ** 2`` of at most 8,192
+    tokens (4 parts: 2,048 tokens, CBOW WordSim-353 0.35, PV-DM 0.93), and above four parts
+    to half of that (8 parts: 256 tokens, 16 parts: 64; with ``(2 / n_parts) ** 2`` alone,
+    FastText diverged with 8 parts). With these phases 8 and 16 parts trained as well as
+    two on BBC News (2026-11-27, seeds 0 and 1: WordSim-353, SimLex-999 and the document
+    accuracy of PV-DM and PV-DBOW at or above two parts' for Word2Vec, FastText and
+    Doc2Vec), at most :data:`MAX_DETERMINISTIC_PARTS`.
 
     Lock-free training (``sync_tokens == 0``) gives each thread one slice.
 
@@ -285,9 +289,11 @@ def training_partition(n_threads, sync_tokens, n_parts=DEFAULT_PARTS):
     if not 1 <= n_parts <= MAX_DETERMINISTIC_PARTS:
         raise ValueError(
             f"n_parts={n_parts}: deterministic training splits each chunk into 1 to "
-            f"{MAX_DETERMINISTIC_PARTS} parts (more parts that add their changes at each merge "
-            "diverge); use n_parts=2, the default, or lock_free=True to use every thread."
+            f"{MAX_DETERMINISTIC_PARTS} parts (their changes add up at each merge, and more "
+            "parts were not shown to train stably); use n_parts=2, the default, up to "
+            f"n_parts={MAX_DETERMINISTIC_PARTS} to give more threads work, or lock_free=True."
         )
     if n_parts <= 2:
         return n_parts, int(sync_tokens)
-    return n_parts, max(1, min(int(sync_tokens), _LONG_PHASE) * 4 // (n_parts * n_parts))
+    shrink = 4 if n_parts <= 4 else 2  # (2 / n_parts) ** 2, halved above four parts
+    return n_parts, max(1, min(int(sync_tokens), _LONG_PHASE) * shrink // (n_parts * n_parts))

@@ -148,7 +148,8 @@ class Doc2VecTransformer(
         does not depend on ``n_jobs`` either.
     n_parts : int, default=2
         Parts of each chunk trained in parallel and merged in a fixed order,
-        1 to 4 (more parts that add their updates at each merge diverge); the
+        1 to 16 (above 2 with shorter phases: more parts that add their
+        updates at each merge diverge); the
         vectors depend on it, not on ``n_jobs``: ``n_jobs`` above ``n_parts``
         leaves threads idle, below it a thread trains several parts in turn
         (see :class:`~skembed.text.word2vec._word2vec.Word2VecTransformer` and

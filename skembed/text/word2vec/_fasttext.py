@@ -196,7 +196,7 @@ class FastTextTransformer(Word2VecTransformer):
         numba default trains ``n_parts`` parts on them, so its vectors do not
         depend on ``n_jobs`` (see Word2Vec's).
     n_parts : int, default=2
-        Parts of each chunk in deterministic training, 1 to 4; the vectors
+        Parts of each chunk in deterministic training, 1 to 16; the vectors
         depend on it, not on ``n_jobs`` (see
         :class:`~skembed.text.word2vec._word2vec.Word2VecTransformer`).
     verbose : int, default=0

@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._core import _FALSE, _TRUE, _ZERO
+
 FNV_OFFSET = 2166136261
 FNV_PRIME = 16777619
 
@@ -161,11 +163,13 @@ def ngram_hashes_csr(data, offsets, min_n, max_n, bucket):
     dummy = np.zeros(0, dtype=np.int64)
     for w in range(n_words):
         indptr[w + 1] = indptr[w] + _ngrams_of(
-            data, offsets[w], offsets[w + 1], min_n, max_n, bucket, dummy, 0, False
-        )
+            data, offsets[w], offsets[w + 1], min_n, max_n, bucket, dummy, _ZERO, _FALSE
+        )  # np.int64 / np.bool_ constants, not literals: one _ngrams_of, not two
     indices = np.empty(indptr[n_words], dtype=np.int64)
     for w in range(n_words):
-        _ngrams_of(data, offsets[w], offsets[w + 1], min_n, max_n, bucket, indices, indptr[w], True)
+        _ngrams_of(
+            data, offsets[w], offsets[w + 1], min_n, max_n, bucket, indices, indptr[w], _TRUE
+        )
     return indptr, indices
 
 

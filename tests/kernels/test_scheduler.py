@@ -8,7 +8,8 @@ it runs.
 """
 
 import numpy as np
-from numba import njit, types
+import pytest
+from numba import njit
 
 from skembed.kernels import scheduler
 from skembed.kernels.scheduler import (
@@ -96,17 +97,42 @@ def test_the_entry_points_train_parts_and_helpers_run_without_reference_counting
         assert dispatcher.targetoptions.get("_nrt") is False, dispatcher
 
 
-def test_helpers_compile_once_whatever_constant_they_are_given():
-    """Each helper is its own compiled function (LLVM-inlined, ``forceinline``); a literal
-    ``0`` argument would type as ``Literal[int](0)`` and compile the helper once more."""
-    from skembed.kernels import _core
+_LITERALS = r"""
+from numba import types
+from skembed.kernels import _core
+from skembed.text.word2vec import Doc2VecTransformer, Word2VecTransformer
+docs = [f"w{i % 7} w{i % 5} w{i % 3} w{i % 11} w{i % 2}" for i in range(40)]
+Word2VecTransformer(min_count=1, epochs=1, vector_size=8, random_state=0).fit(docs)
+Word2VecTransformer(min_count=1, epochs=1, vector_size=8, sg=0, random_state=0).fit(docs)
+Doc2VecTransformer(min_count=1, epochs=1, vector_size=8, random_state=0).fit(docs)
+for name in ("_add_rows", "_block_scores", "_slot", "_centre"):
+    sigs = getattr(_core, name).signatures
+    literal = any(isinstance(a, types.Literal) for sig in sigs for a in sig)
+    print(name, len(sigs), literal)
+"""
 
-    Word2VecTransformer(min_count=1, epochs=1, vector_size=8, random_state=0).fit(DOCS)
-    Word2VecTransformer(min_count=1, epochs=1, vector_size=8, sg=0, random_state=0).fit(DOCS)
-    Doc2VecTransformer(min_count=1, epochs=1, vector_size=8, random_state=0).fit(DOCS)
-    for helper in (_core._add_rows, _core._block_scores, _core._slot, _core._centre):
-        for sig in helper.signatures:
-            assert not any(isinstance(a, types.Literal) for a in sig), (helper, sig)
+
+@pytest.mark.slow
+def test_helpers_compile_once_whatever_constant_they_are_given(tmp_path):
+    """Each helper is its own compiled function (LLVM-inlined, ``forceinline``); a literal
+    ``0`` argument would type as ``Literal[int](0)`` and compile the helper once more. In a
+    new process with an empty numba cache, so that the helpers are compiled, not loaded
+    (a loaded caller registers no signature of its callees)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(root))
+    out = subprocess.run(
+        [sys.executable, "-c", _LITERALS], env=env, cwd=root, capture_output=True, text=True,
+        timeout=600, check=True,
+    ).stdout.split()  # fmt: skip
+    rows = {out[i]: (int(out[i + 1]), out[i + 2]) for i in range(0, len(out), 3)}
+    assert set(rows) == {"_add_rows", "_block_scores", "_slot", "_centre"}
+    for name, (n_signatures, literal) in rows.items():
+        assert n_signatures >= 1 and literal == "False", (name, n_signatures, literal)
 
 
 def test_two_threads_agree_when_a_chunk_ends_and_never_hang():

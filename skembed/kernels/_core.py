@@ -153,7 +153,7 @@ def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed):
     n_docs = raw_offsets.size - 1
     ids = np.empty(raw_ids.size, dtype=np.int32)
     offsets = np.zeros(n_docs + 1, dtype=np.int64)
-    state = _seed_state(seed, 0)
+    state = _seed_state(seed, _ZERO)
     k = 0
     n_known = 0
     for d in range(n_docs):
@@ -494,14 +494,14 @@ def _gather_rows(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     the same rows (:func:`_add_rows`) needs no second buffer lookup. Returns the new ``n``.
     """
     if sub is None:
-        s = _in_slot(syn0, u, ws)
+        s = _in_slot(syn0, np.int64(u), ws)  # int64 rows: one _in_slot for all
         slots[n] = s
         for k in range(dim):
             L[li, k] += W0[s, k]
         return n + 1
     indptr, indices = sub
     for r in range(indptr[u], indptr[u + 1]):
-        s = _in_slot(syn0, indices[r], ws)
+        s = _in_slot(syn0, np.int64(indices[r]), ws)
         slots[n] = s
         n += 1
         for k in range(dim):
@@ -515,7 +515,7 @@ def _gather_input(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     (``sub`` as :func:`_gather_rows`, whose ``slots``/``n`` bookkeeping it shares).
     Returns the new ``n``."""
     if sub is None:
-        s = _in_slot(syn0, u, ws)
+        s = _in_slot(syn0, np.int64(u), ws)  # int64 rows: one _in_slot for all
         slots[n] = s
         for k in range(dim):
             L[li, k] = W0[s, k]

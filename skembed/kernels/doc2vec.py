@@ -255,7 +255,7 @@ def train_part_dbow_shared(
             V[1, k] = zero
         bad = False
         for q in range(p, end):
-            o = _neg_slot(syn1neg, ids[q], ws)
+            o = _neg_slot(syn1neg, np.int64(ids[q]), ws)  # int64 as Word2Vec's calls
             ls, b1 = _score_update(V, _ZERO, W1, o, V, _ONE, one, alpha, sigmoid, log_sigmoid, dim)
             loss_sum += ls
             bad |= b1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._core import _S16, _lcg, _seed_state
+from ._core import _S16, _ZERO, _lcg, _seed_state
 
 __all__ = ["cbow_windows", "skipgram_pairs"]
 
@@ -35,7 +35,7 @@ def skipgram_pairs(ids, offsets, window, seed):
         Centre words.
     """
     # first pass: count the pairs (same draws), so memory is exact whatever ``window`` is
-    state = _seed_state(seed, 0)
+    state = _seed_state(seed, _ZERO)
     n_pairs = 0
     for d in range(offsets.size - 1):
         s = offsets[d]
@@ -46,7 +46,7 @@ def skipgram_pairs(ids, offsets, window, seed):
             n_pairs += max(0, min(e, p + window + 1 - b) - max(s, p - window + b) - 1)
     inputs = np.empty(n_pairs, dtype=np.int32)
     targets = np.empty(n_pairs, dtype=np.int32)
-    state = _seed_state(seed, 0)
+    state = _seed_state(seed, _ZERO)
     k = 0
     for d in range(offsets.size - 1):
         s = offsets[d]
@@ -81,7 +81,7 @@ def cbow_windows(ids, offsets, window, seed):
     width = max(1, min(2 * np.int64(window), longest - 1))
     contexts = np.full((n, width), -1, dtype=np.int32)
     targets = np.empty(n, dtype=np.int32)
-    state = _seed_state(seed, 0)
+    state = _seed_state(seed, _ZERO)
     k = 0
     for d in range(offsets.size - 1):
         s = offsets[d]

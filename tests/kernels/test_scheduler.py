@@ -105,7 +105,7 @@ docs = [f"w{i % 7} w{i % 5} w{i % 3} w{i % 11} w{i % 2}" for i in range(40)]
 Word2VecTransformer(min_count=1, epochs=1, vector_size=8, random_state=0).fit(docs)
 Word2VecTransformer(min_count=1, epochs=1, vector_size=8, sg=0, random_state=0).fit(docs)
 Doc2VecTransformer(min_count=1, epochs=1, vector_size=8, random_state=0).fit(docs)
-for name in ("_add_rows", "_block_scores", "_slot", "_centre"):
+for name in ("_add_rows", "_block_scores", "_slot", "_centre", "_in_slot", "_neg_slot", "_seed_state"):
     sigs = getattr(_core, name).signatures
     literal = any(isinstance(a, types.Literal) for sig in sigs for a in sig)
     print(name, len(sigs), literal)
@@ -115,7 +115,8 @@ for name in ("_add_rows", "_block_scores", "_slot", "_centre"):
 @pytest.mark.slow
 def test_helpers_compile_once_whatever_constant_they_are_given(tmp_path):
     """Each helper is its own compiled function (LLVM-inlined, ``forceinline``); a literal
-    ``0`` argument would type as ``Literal[int](0)`` and compile the helper once more. In a
+    ``0`` argument would type as ``Literal[int](0)``, an int32 row where another caller passes
+    an int64 one as another type, and either compiles the helper once more. In a
     new process with an empty numba cache, so that the helpers are compiled, not loaded
     (a loaded caller registers no signature of its callees)."""
     import os
@@ -130,9 +131,15 @@ def test_helpers_compile_once_whatever_constant_they_are_given(tmp_path):
         timeout=600, check=True,
     ).stdout.split()  # fmt: skip
     rows = {out[i]: (int(out[i + 1]), out[i + 2]) for i in range(0, len(out), 3)}
-    assert set(rows) == {"_add_rows", "_block_scores", "_slot", "_centre"}
+    assert set(rows) == {
+        "_add_rows", "_block_scores", "_slot", "_centre", "_in_slot", "_neg_slot", "_seed_state"
+    }  # fmt: skip
     for name, (n_signatures, literal) in rows.items():
         assert n_signatures >= 1 and literal == "False", (name, n_signatures, literal)
+    # the row helpers take int64 rows from every family member: one compilation each
+    # (Doc2Vec's int32 ids and int64 document rows had compiled them once more)
+    for name in ("_in_slot", "_neg_slot", "_seed_state"):
+        assert rows[name][0] == 1, (name, rows[name])
 
 
 def test_two_threads_agree_when_a_chunk_ends_and_never_hang():

@@ -236,6 +236,7 @@ def train_part_dbow_shared(
     W0, W1, _ = _working(syn0, syn1neg, syn1neg, ws)
     V = tmp[0]  # rows: 0 the document vector at the batch's start, 1 its summed gradient
     outs = tmp[4]
+    batch = tmp[6]  # the batch's words as int64, the type FastText's bag passes to the noise
     alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
     loss_sum = 0.0
     n_examples = 0.0
@@ -255,12 +256,13 @@ def train_part_dbow_shared(
             V[1, k] = zero
         bad = False
         for q in range(p, end):
-            o = _neg_slot(syn1neg, np.int64(ids[q]), ws)  # int64 as Word2Vec's calls
+            batch[q - p] = ids[q]
+            o = _neg_slot(syn1neg, batch[q - p], ws)
             ls, b1 = _score_update(V, _ZERO, W1, o, V, _ONE, one, alpha, sigmoid, log_sigmoid, dim)
             loss_sum += ls
             bad |= b1
         ls, state, b1 = _score_shared_noise(
-            V, W1, syn1neg, ws, ids, p, end, outs, c, state, alpha, dim
+            V, W1, syn1neg, ws, batch, _ZERO, end - p, outs, c, state, alpha, dim
         )
         loss_sum += ls
         bad |= b1

@@ -100,12 +100,13 @@ def test_the_entry_points_train_parts_and_helpers_run_without_reference_counting
 _LITERALS = r"""
 from numba import types
 from skembed.kernels import _core
-from skembed.text.word2vec import Doc2VecTransformer, Word2VecTransformer
+from skembed.text.word2vec import Doc2VecTransformer, FastTextTransformer, Word2VecTransformer
 docs = [f"w{i % 7} w{i % 5} w{i % 3} w{i % 11} w{i % 2}" for i in range(40)]
-Word2VecTransformer(min_count=1, epochs=1, vector_size=8, random_state=0).fit(docs)
-Word2VecTransformer(min_count=1, epochs=1, vector_size=8, sg=0, random_state=0).fit(docs)
-Doc2VecTransformer(min_count=1, epochs=1, vector_size=8, random_state=0).fit(docs)
-for name in ("_add_rows", "_block_scores", "_slot", "_centre", "_in_slot", "_neg_slot", "_seed_state"):
+for cls, kw in ((Word2VecTransformer, {}), (Word2VecTransformer, {"sg": 0}),
+                (FastTextTransformer, {"sg": 1}), (Doc2VecTransformer, {})):
+    cls(min_count=1, epochs=1, vector_size=8, random_state=0, **kw).fit(docs)
+for name in ("_add_rows", "_block_scores", "_slot", "_centre", "_in_slot", "_neg_slot",
+             "_seed_state", "_score_shared_noise"):
     sigs = getattr(_core, name).signatures
     literal = any(isinstance(a, types.Literal) for sig in sigs for a in sig)
     print(name, len(sigs), literal)
@@ -132,13 +133,15 @@ def test_helpers_compile_once_whatever_constant_they_are_given(tmp_path):
     ).stdout.split()  # fmt: skip
     rows = {out[i]: (int(out[i + 1]), out[i + 2]) for i in range(0, len(out), 3)}
     assert set(rows) == {
-        "_add_rows", "_block_scores", "_slot", "_centre", "_in_slot", "_neg_slot", "_seed_state"
+        "_add_rows", "_block_scores", "_slot", "_centre", "_in_slot", "_neg_slot", "_seed_state",
+        "_score_shared_noise",
     }  # fmt: skip
     for name, (n_signatures, literal) in rows.items():
         assert n_signatures >= 1 and literal == "False", (name, n_signatures, literal)
     # the row helpers take int64 rows from every family member: one compilation each
-    # (Doc2Vec's int32 ids and int64 document rows had compiled them once more)
-    for name in ("_in_slot", "_neg_slot", "_seed_state"):
+    # (Doc2Vec's int32 ids and int64 document rows had compiled them once more, and its
+    # int32 batch of words the shared noise of FastText's bag)
+    for name in ("_in_slot", "_neg_slot", "_seed_state", "_score_shared_noise"):
         assert rows[name][0] == 1, (name, rows[name])
 
 

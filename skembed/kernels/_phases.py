@@ -173,7 +173,7 @@ def _part_workspace_impl(phase, w, t):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True, _nrt=True)  # explicit: its callers run without NRT
+@njit(inline="always")  # inlined into each entry point by numba: no library of its own
 def _merge_phase(syn0, syn1neg, syn1, w, n_parts, thread, n_threads):
     """End of a phase: write every part's row copies back to the shared matrices.
 

@@ -27,8 +27,9 @@ parfor lowering), with the helpers compiled once each and LLVM-inlined (``forcei
 instead of re-inlined into every train part by numba, with the per-chunk set-up in numpy,
 and with one entry point per variant instead of an ``@overload`` that picked the train part
 (numba compiled the overload's wrapper in full, train part linked in, only to inline it),
-those three first fits take 15.6 s on a 2-core Xeon, quiet (18.4 s before the entry points,
-same machine); :func:`compile_notice` lets the estimators say when compiling happens.
+those three first fits take 13.6-13.9 s on a 2-core Xeon (16.8-19.5 s before the entry
+points and the helper types that match across callers, same machine);
+:func:`compile_notice` lets the estimators say when compiling happens.
 
 The public entry points live here too, above the variants they dispatch to (so no module
 imports this one back): :func:`train_word2vec_chunk`, :func:`train_doc2vec_chunk`, and

@@ -39,8 +39,12 @@ __all__ = [
     "bag_rows",
 ]
 
-#: numba's workqueue threading layer (used when neither OpenMP nor TBB is available) must not
-#: run two parallel kernels at once: fits running in several Python threads take turns per chunk
+#: fits running in several Python threads take turns per chunk. Doc2Vec's inference
+#: (``infer_documents``, numba ``parallel=True``) needs it: numba's workqueue threading layer
+#: (used when neither OpenMP nor TBB is available) must not run two parallel kernels at once.
+#: The training chunks no longer use numba's pool (each starts Python threads of its own,
+#: ``kernels/scheduler.py``); for them the lock only keeps concurrent fits from
+#: oversubscribing the cores with their threads at the same time.
 KERNEL_LOCK = threading.Lock()
 
 

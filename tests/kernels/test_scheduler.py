@@ -80,9 +80,9 @@ def test_compile_notice_reports_a_compilation_once_with_its_seconds():
 
 
 def test_the_entry_points_train_parts_and_helpers_run_without_reference_counting():
-    """The phase loop's entry points, every train part and every helper of ``_core`` are compiled without
-    numba's runtime (``_nrt=False``, set on each: numba's cache does not record an inherited
-    flag). With reference counting, every array view in their loops took an atomic increment
+    """The phase loop's entry points, every train part and every helper of ``_core`` are
+    compiled without numba's runtime (``_nrt=False``, set on each: numba's cache does not
+    record an inherited flag). With reference counting, every array view in their loops took an atomic increment
     and decrement (``NRT_incref``), and PV-DBOW trained at half speed (BBC News)."""
     from skembed.kernels import _core, doc2vec, word2vec
 

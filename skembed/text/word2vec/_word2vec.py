@@ -132,7 +132,8 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         between merges shorten, as more parts that add their updates
         diverge; up to 16 threads then work, at a cost: BBC News, 2 threads,
         16 parts train at 0.5-0.8x the words/s of 2 for Word2Vec, 0.45x
-        for FastText; ``benchmarks/bench_partition.py``). The vectors depend on the data, ``random_state`` and
+        for FastText; ``benchmarks/bench_partition.py``). The vectors
+        depend on the data, ``random_state`` and
         ``n_parts``, not on ``n_jobs`` (any thread count gives bit-identical
         vectors; tested with 1 to 5), so a grid search on a laptop reproduces
         on a server and a CV worker with one thread gives the vectors of a

@@ -230,6 +230,9 @@ def _run_chunk(train, data, first, n_threads, sync, state):
 # into it by numba, the train part linked in. Without numba's reference-counting runtime
 # (``_nrt=False``, as the train parts): with it, every array view in their loops took an
 # atomic increment and decrement, and PV-DBOW trained at half speed (BBC News, one thread).
+# Six written-out functions, not a factory: numba's disk cache takes module-level functions
+# only (the closures of a factory were compiled again in every new process, tried with numba
+# 0.68), and a step passed as an argument would be compiled on its own, train part linked.
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -6,8 +6,9 @@ the device. Everything a step needs is made on the device from the ids: the
 positions of a batch of centre words, word2vec's dynamic window (an effective
 window drawn uniformly in ``1..window`` per centre), the context words inside
 it that stay in the centre's document, and the negatives (Walker's alias
-table). Nothing returns to the host between batches except, with subword
-input, the number of bag rows of each batch (one integer).
+table). Nothing returns to the host between batches; with subword input the
+step boundaries of each block of about a million centres are read once
+(:mod:`skembed.nn.subwords`).
 
 The update is the shared-negatives scheme of pWord2Vec (Ji et al. 2016) and
 BlazingText (Gupta & Khare 2017), done for a whole batch of centres at once
@@ -91,6 +92,8 @@ from __future__ import annotations
 import torch
 from torch.nn import functional as F
 
+from .subwords import SubwordBags
+
 __all__ = [
     "BATCH_WORDS_RANGE",
     "DEFAULT_CURVATURE_BOUND",
@@ -146,60 +149,6 @@ def default_batch_words(n_tokens, sg):
     return batch
 
 
-class SubwordBags:
-    """The CSR of each word's input rows, on the device (fastText subword input).
-
-    Parameters
-    ----------
-    sub_indptr : array-like of shape (n_words + 1,), int64
-        Word ``u``'s rows are ``sub_indices[sub_indptr[u]:sub_indptr[u + 1]]``.
-    sub_indices : array-like of shape (nnz,), int32 or int64
-        Rows of ``syn0`` (the word's own row, then its n-gram bucket rows).
-    device : str or torch.device
-
-    Attributes
-    ----------
-    indptr : torch.Tensor of shape (n_words + 1,), int64
-    indices : torch.Tensor of shape (nnz,), int64
-    lengths : torch.Tensor of shape (n_words,), int64
-        Rows per word.
-    """
-
-    def __init__(self, sub_indptr, sub_indices, device):
-        self.indptr = torch.as_tensor(sub_indptr, device=device).to(torch.int64)
-        self.indices = torch.as_tensor(sub_indices, device=device).to(torch.int64)
-        self.lengths = self.indptr[1:] - self.indptr[:-1]
-
-    def rows(self, words, mask):
-        """Flatten the bags of ``words`` (one host sync: the number of rows).
-
-        Parameters
-        ----------
-        words : torch.Tensor of shape (M,), int64
-        mask : torch.Tensor of shape (M,), bool
-            Slots that take part; a masked slot has an empty bag.
-
-        Returns
-        -------
-        rows : torch.Tensor of shape (R,), int64
-            Rows of ``syn0``, bag after bag.
-        owner : torch.Tensor of shape (R,), int64
-            Slot (index into ``words``) of each row.
-        counts : torch.Tensor of shape (M,), int64
-            Bag sizes (0 for masked slots).
-        """
-        counts = self.lengths[words] * mask
-        total = int(counts.sum())  # the one host round trip of a subword batch
-        m = words.shape[0]
-        owner = torch.repeat_interleave(
-            torch.arange(m, device=words.device), counts, output_size=total
-        )
-        first = torch.cumsum(counts, 0) - counts
-        pos = torch.arange(total, device=words.device) - first[owner]
-        rows = self.indices[self.indptr[words][owner] + pos]
-        return rows, owner, counts
-
-
 def device_tables(neg_prob, neg_alias, device):
     """Put Walker's alias table of the noise distribution on the device.
 
@@ -230,16 +179,6 @@ def _draw_negatives(prob, alias, shape, generator):
     return torch.where(u < prob[t], t, alias[t])
 
 
-def _input_vectors(syn0, words, mask, bags):
-    """Input vectors of the slots ``words`` (M,): rows, or means of subword bags."""
-    if bags is None:
-        return syn0.index_select(0, words), None
-    rows, owner, counts = bags.rows(words, mask)
-    sums = torch.zeros(words.shape[0], syn0.shape[1], dtype=syn0.dtype, device=syn0.device)
-    sums.index_add_(0, owner, syn0.index_select(0, rows))
-    return sums / counts.clamp(min=1).unsqueeze(1).to(syn0.dtype), (rows, owner)
-
-
 def _cap_scale(index, weight, n_rows, cap):
     """Per-entry factor ``min(1, cap / n_row)``, ``n_row`` the summed ``weight`` of the entry's row."""
     counts = torch.zeros(n_rows, dtype=weight.dtype, device=weight.device)
@@ -260,17 +199,6 @@ def _add_rows(mat, index, grad, cap, weight=None, curvature=None):
     if curvature is not None:
         grad = grad * _cap_scale(index, curvature[0], mat.shape[0], curvature[1])[:, None]
     mat.index_add_(0, index, grad)
-
-
-def _add_input_grad(syn0, words, mask, grad, bag_rows, cap, curvature=None):
-    """Add ``grad`` (M, dim) to the input rows of the slots (in full to every bag row)."""
-    if bag_rows is None:
-        _add_rows(syn0, words, grad, cap, mask, curvature)
-    else:
-        rows, owner = bag_rows
-        if curvature is not None:
-            curvature = (curvature[0].index_select(0, owner), curvature[1])
-        _add_rows(syn0, rows, grad.index_select(0, owner), cap, None, curvature)
 
 
 @torch.no_grad()
@@ -412,8 +340,12 @@ def train_sgns_chunk(
         plan = _plan_block(ids, offsets, b0, min(b0 + block, n_tok), window, negative, prob,
                            alias, gen, float(alpha_start), step, syn0.dtype)  # fmt: skip
         fn = _skipgram_step if sg else _cbow_step
-        for part in _batches(plan, plan["n"], batch_words):
-            loss_b, n_b = fn(syn0, syn1neg, part, labels, subwords, update_cap, bound)
+        block_bags = (
+            None if subwords is None else subwords.block(plan["ctx"], plan["valid"], batch_words)
+        )
+        for s, part in enumerate(_batches(plan, plan["n"], batch_words)):
+            bags = None if block_bags is None else block_bags.step(s)
+            loss_b, n_b = fn(syn0, syn1neg, part, labels, bags, update_cap, bound)
             loss += loss_b
             n_examples += n_b
     return loss, n_examples
@@ -500,15 +432,17 @@ def _scores_to_grad(f, labels, weight, lr):
 
 
 def _skipgram_step(syn0, syn1neg, part, labels, bags, cap, bound):
-    ctx, valid, validf = part["ctx"], part["valid"], part["validf"]
+    ctx, validf = part["ctx"], part["validf"]
     out_ids, out_keep, lr = part["out_ids"], part["out_keep"], part["lr"]
     b, m = ctx.shape
     k1 = out_ids.shape[1]
     dim = syn0.shape[1]
     flat_ctx = ctx.reshape(-1)
     flat_out = out_ids.reshape(-1)
-    C, bag_rows = _input_vectors(syn0, flat_ctx, valid.reshape(-1), bags)
-    C = C.view(b, m, dim)
+    if bags is None:
+        C = syn0.index_select(0, flat_ctx).view(b, m, dim)
+    else:  # each distinct word's bag is gathered once (skembed.nn.subwords)
+        C = bags.means(syn0).index_select(0, bags.inv.reshape(-1)).view(b, m, dim)
     outv = syn1neg.index_select(0, flat_out).view(b, k1, dim)
     f = torch.bmm(C, outv.transpose(1, 2))  # (b, m, K + 1)
     weight = validf[:, :, None] * out_keep[:, None, :]
@@ -525,14 +459,17 @@ def _skipgram_step(syn0, syn1neg, part, labels, bags, cap, bound):
         curv_o = (torch.bmm(h.transpose(1, 2), (C * C).sum(-1, keepdim=True)).reshape(-1), bound)
         curv_c = (torch.bmm(h, (outv * outv).sum(-1, keepdim=True)).reshape(-1), bound)
     _add_rows(syn1neg, flat_out, grad_o.reshape(-1, dim), cap, used.reshape(-1), curv_o)
-    _add_input_grad(
-        syn0, flat_ctx, validf.reshape(-1), grad_c.reshape(-1, dim), bag_rows, cap, curv_c
-    )
+    grad_c, slot_w = grad_c.reshape(-1, dim), validf.reshape(-1)
+    if bags is None:
+        _add_rows(syn0, flat_ctx, grad_c, cap, slot_w, curv_c)
+    else:
+        rows, grad_r, weight_r, curv_r = bags.row_updates(grad_c, slot_w, curv_c)
+        _add_rows(syn0, rows, grad_r, cap, weight_r, curv_r)
     return loss, validf.sum(dtype=torch.float64)
 
 
 def _cbow_step(syn0, syn1neg, part, labels, bags, cap, bound):
-    ctx, valid, validf = part["ctx"], part["valid"], part["validf"]
+    ctx, validf = part["ctx"], part["validf"]
     out_ids, out_keep, lr = part["out_ids"], part["out_keep"], part["lr"]
     b, m = ctx.shape
     k1 = out_ids.shape[1]
@@ -542,14 +479,10 @@ def _cbow_step(syn0, syn1neg, part, labels, bags, cap, bound):
         rows = syn0.index_select(0, flat_ctx).view(b, m, dim)
         h = torch.bmm(validf[:, None, :], rows).squeeze(1)
         count = validf.sum(1)
-        bag_rows = None
-    else:
-        rows, owner, counts = bags.rows(flat_ctx, valid.reshape(-1))
-        centre_of = owner // m
-        h = torch.zeros(b, dim, dtype=syn0.dtype, device=syn0.device)
-        h.index_add_(0, centre_of, syn0.index_select(0, rows))
-        count = counts.view(b, m).sum(1).to(syn0.dtype)
-        bag_rows = (rows, centre_of)
+    else:  # the input is the mean of all bag rows of the context words (fastText)
+        inv = bags.inv.reshape(-1)
+        h = bags.sums(syn0).index_select(0, inv).view(b, m, dim).sum(1)
+        count = bags.counts.index_select(0, inv).view(b, m).sum(1).to(syn0.dtype)
     has = (count > 0).to(syn0.dtype)
     h = h / count.clamp(min=1)[:, None]
     weight = out_keep * has[:, None]
@@ -559,11 +492,11 @@ def _cbow_step(syn0, syn1neg, part, labels, bags, cap, bound):
     grad_h = torch.bmm(g[:, None, :], outv).squeeze(1)  # (b, dim)
     grad_o = g[:, :, None] * h[:, None, :]
     _add_rows(syn1neg, out_ids.reshape(-1), grad_o.reshape(-1, dim), cap, weight.reshape(-1))
-    if bag_rows is None:
-        # the error goes in full to every context row (masked slots add zero)
-        grad_ctx = (grad_h[:, None, :] * validf[:, :, None]).reshape(-1, dim)
+    # the error goes in full to every context row (masked slots add zero)
+    grad_ctx = (grad_h[:, None, :] * validf[:, :, None]).reshape(-1, dim)
+    if bags is None:
         _add_rows(syn0, flat_ctx, grad_ctx, cap, validf.reshape(-1))
     else:
-        rows, centre_of = bag_rows
-        _add_rows(syn0, rows, grad_h.index_select(0, centre_of), cap)
+        rows, grad_r, weight_r, _ = bags.row_updates(grad_ctx, validf.reshape(-1))
+        _add_rows(syn0, rows, grad_r, cap, weight_r)
     return loss, has.sum(dtype=torch.float64)

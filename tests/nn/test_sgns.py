@@ -7,7 +7,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from skembed.nn.sgns import SubwordBags, train_sgns_chunk  # noqa: E402
+from skembed.nn.sgns import train_sgns_chunk  # noqa: E402
+from skembed.nn.subwords import SubwordBags  # noqa: E402
 
 
 def _sig(x):

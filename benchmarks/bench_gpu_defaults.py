@@ -4,7 +4,8 @@ thread scaling (1-16 threads, deterministic and lock-free), one JSON line each.
     python benchmarks/bench_gpu_defaults.py gpu --texts bbc.json [--tweets tweets.json] \
         [--debdocs debdocs-11m.txt.gz --wordsim wordsim353.tsv --simlex simlex999.txt] \
         [--budget 330]
-    python benchmarks/bench_gpu_defaults.py cpu [--texts bbc.json]
+    python benchmarks/bench_gpu_defaults.py cpu [--texts bbc.json] [--epochs 1] [--budget 110] \
+        [--order skembed,gensim] [--modes det-2parts,det-16parts,lock-free] [--sg 1]
 
 ``--device cpu`` runs the ``gpu`` steps on the CPU with ``engine="torch-batched"`` (a smoke test).
 
@@ -20,6 +21,12 @@ that would start after ``--budget`` seconds are skipped (and say so); ``--only a
 only the steps named. Words/s count whitespace
 tokens times epochs for the in-memory corpora and the estimator's ``words_per_second_`` on
 debdocs.
+
+``cpu`` times the numba engine on BBC x4 (token lists of the default analyzer) at 1 to 16
+threads: deterministic with the default 2 parts and with 16, and lock-free, skip-gram and
+CBOW; then gensim's ``Word2Vec`` with 1, 4 and 16 workers on the same lists when gensim
+imports (carry its wheel to the GPU machine). Training words/s = raw tokens x epochs /
+training seconds; a small fit of each configuration compiles and warms up outside the timing.
 """
 
 # ruff: noqa: E402  (skembed is imported after the corpus is read and the environment logged)
@@ -196,44 +203,57 @@ else:
         ("det-16parts", 0, False, 16, (1, 4, 16)),
         ("lock-free", 0, True, None, (1, 4, 16)),
     ]
-    for label, sg, lock_free, n_parts, threads in runs:
-        for n in threads:
-            if time.perf_counter() - START > budget:
-                rec(step="cpu-scaling", mode=label, sg=sg, n_jobs=n, skipped="budget")
-                continue
-            kw = dict(sg=sg, lock_free=lock_free, random_state=0)
-            if n_parts is not None:
-                kw["n_parts"] = n_parts
-            Word2VecTransformer(epochs=1, n_jobs=n, **kw).fit(tokens[:200])  # compile, warm
-            t0 = time.perf_counter()
-            est = Word2VecTransformer(epochs=epochs, n_jobs=n, **kw).fit(tokens)
-            secs = time.perf_counter() - t0
-            rec(
-                step="cpu-scaling", tool="skembed", mode=label, sg=sg, n_jobs=n,
-                fit_s=round(secs, 2), train_s=round(est.train_time_, 2),
-                words_per_s=round(n_raw * epochs / est.train_time_),
-            )  # fmt: skip
-    try:
-        from gensim.models import Word2Vec
-    except ImportError:
-        rec(step="gensim", skipped="gensim does not import")
-    else:
-        import gensim
 
-        for sg in (1, 0):
-            for n in (1, 4, 16):
+    def skembed_runs():
+        for label, sg, lock_free, n_parts, threads in runs:
+            for n in threads:
                 if time.perf_counter() - START > budget:
-                    rec(step="cpu-scaling", tool="gensim", sg=sg, n_jobs=n, skipped="budget")
+                    rec(step="cpu-scaling", mode=label, sg=sg, n_jobs=n, skipped="budget")
                     continue
-                Word2Vec(tokens[:200], min_count=1, sg=sg, epochs=1, workers=n, seed=0)
+                kw = dict(sg=sg, lock_free=lock_free, random_state=0)
+                if n_parts is not None:
+                    kw["n_parts"] = n_parts
+                Word2VecTransformer(epochs=1, n_jobs=n, **kw).fit(tokens[:200])  # compile, warm
                 t0 = time.perf_counter()
-                model = Word2Vec(sg=sg, workers=n, seed=0, epochs=epochs)  # both tools' defaults
-                model.build_vocab(tokens)
-                t1 = time.perf_counter()
-                model.train(tokens, total_examples=model.corpus_count, epochs=epochs)
-                secs = time.perf_counter() - t1
+                est = Word2VecTransformer(epochs=epochs, n_jobs=n, **kw).fit(tokens)
+                secs = time.perf_counter() - t0
                 rec(
-                    step="cpu-scaling", tool="gensim " + gensim.__version__, sg=sg, n_jobs=n,
-                    fit_s=round(time.perf_counter() - t0, 2), train_s=round(secs, 2),
-                    words_per_s=round(n_raw * epochs / secs),
+                    step="cpu-scaling", tool="skembed", mode=label, sg=sg, n_jobs=n,
+                    fit_s=round(secs, 2), train_s=round(est.train_time_, 2),
+                    words_per_s=round(n_raw * epochs / est.train_time_),
                 )  # fmt: skip
+
+    def gensim_runs():
+        try:
+            from gensim.models import Word2Vec
+        except ImportError:
+            rec(step="gensim", skipped="gensim does not import")
+        else:
+            import gensim
+
+            for sg in (1, 0) if not arg("--sg") else (int(arg("--sg")),):
+                for n in (1, 4, 16):
+                    if time.perf_counter() - START > budget:
+                        rec(step="cpu-scaling", tool="gensim", sg=sg, n_jobs=n, skipped="budget")
+                        continue
+                    Word2Vec(tokens[:200], min_count=1, sg=sg, epochs=1, workers=n, seed=0)
+                    t0 = time.perf_counter()
+                    model = Word2Vec(
+                        sg=sg, workers=n, seed=0, epochs=epochs
+                    )  # both tools' defaults
+                    model.build_vocab(tokens)
+                    t1 = time.perf_counter()
+                    model.train(tokens, total_examples=model.corpus_count, epochs=epochs)
+                    secs = time.perf_counter() - t1
+                    rec(
+                        step="cpu-scaling", tool="gensim " + gensim.__version__, sg=sg, n_jobs=n,
+                        fit_s=round(time.perf_counter() - t0, 2), train_s=round(secs, 2),
+                        words_per_s=round(n_raw * epochs / secs),
+                    )  # fmt: skip
+
+    if arg("--sg"):  # only skip-gram (1) or CBOW (0)
+        runs = [r for r in runs if r[1] == int(arg("--sg"))]
+    if arg("--modes"):
+        runs = [r for r in runs if r[0] in arg("--modes").split(",")]
+    for part in arg("--order", "skembed,gensim").split(","):
+        {"skembed": skembed_runs, "gensim": gensim_runs}[part]()

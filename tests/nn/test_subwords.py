@@ -38,19 +38,29 @@ def _corpus(seed=0, n_words=40, n_tokens=3000):
     return ids, np.array([0, 700, 702, 2000, n_tokens])
 
 
+_CUDA = pytest.param(
+    "cuda",
+    marks=pytest.mark.skipif(
+        not torch.cuda.is_available(), reason="no CUDA device in this process"
+    ),
+)
+
+
+@pytest.mark.parametrize("device", ["cpu", _CUDA])
 @pytest.mark.parametrize("sg", [True, False])
 @pytest.mark.parametrize("cap, bound", [(None, None), (3.0, None), (None, 0.02), (8.0, 0.05)])
-def test_one_row_bags_train_exactly_like_word_rows(sg, cap, bound):
+def test_one_row_bags_train_exactly_like_word_rows(sg, cap, bound, device):
     # a bag of one row per word is Word2Vec: the per-distinct-word sums, the update counts of
     # update_cap and the curvature sums must give what the slot-by-slot path gives (the
-    # frequent words fill many slots of each 256-centre step)
+    # frequent words fill many slots of each 256-centre step); on CUDA the atomic adds change
+    # only the order of the float64 sums
     ids, offsets = _corpus()
     n_words, dim = 40, 8
     out = []
-    for bags in (None, SubwordBags(np.arange(n_words + 1), np.arange(n_words), "cpu")):
+    for bags in (None, SubwordBags(np.arange(n_words + 1), np.arange(n_words), device)):
         g = torch.Generator().manual_seed(1)
-        syn0 = torch.rand(n_words, dim, generator=g, dtype=torch.float64) - 0.5
-        syn1 = (torch.rand(n_words, dim, generator=g, dtype=torch.float64) - 0.5) / 4
+        syn0 = (torch.rand(n_words, dim, generator=g, dtype=torch.float64) - 0.5).to(device)
+        syn1 = ((torch.rand(n_words, dim, generator=g, dtype=torch.float64) - 0.5) / 4).to(device)
         loss, n = train_sgns_chunk(
             syn0, syn1, ids, offsets, neg_prob=torch.ones(n_words), neg_alias=torch.arange(n_words),
             window=3, negative=3, alpha_start=0.02, alpha_end=0.01, seed=5, sg=sg, subwords=bags,
@@ -60,8 +70,8 @@ def test_one_row_bags_train_exactly_like_word_rows(sg, cap, bound):
     (a0, a1, la, na), (b0, b1, lb, nb) = out
     assert na == nb > 0
     assert lb == pytest.approx(la, rel=1e-12)
-    np.testing.assert_allclose(b0.numpy(), a0.numpy(), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(b1.numpy(), a1.numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b0.cpu().numpy(), a0.cpu().numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b1.cpu().numpy(), a1.cpu().numpy(), rtol=0, atol=1e-12)
 
 
 def test_one_step_sums_every_slot_into_shared_rows_under_the_cap():

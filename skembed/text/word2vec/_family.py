@@ -34,7 +34,13 @@ from ...kernels import MAX_DETERMINISTIC_PARTS
 from ...utils._compute import THREAD_PARAMETER_CONSTRAINTS, limit_threads
 from ...utils._schema import Array
 from ._engines import NumbaEngine, SgnsEngine, TorchEngine
-from ._training import MAX_WINDOW, EncodedCorpus, kernel_config, train_epochs
+from ._training import (
+    MAX_WINDOW,
+    EncodedCorpus,
+    idle_threads_notice,
+    kernel_config,
+    train_epochs,
+)
 
 __all__ = ["FAMILY_PARAMETER_CONSTRAINTS", "Word2VecFamilyMixin"]
 
@@ -291,6 +297,8 @@ class Word2VecFamilyMixin:
             engine = self._make_engine(
                 *weights, config, seed, n_threads=n_threads, n_tokens=corpus.n_tokens
             )
+            if pools == ("numba",) and config.sync_tokens and n_threads > self.n_parts:
+                idle_threads_notice(self, n_threads)
 
             def epoch_end():
                 publish(*engine.weights())

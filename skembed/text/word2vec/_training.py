@@ -95,6 +95,37 @@ def compile_notifier(estimator):
     return notify
 
 
+def idle_threads_notice(estimator, n_threads):
+    """Say that deterministic training leaves threads idle (``n_threads > n_parts``).
+
+    The numba engine's deterministic training runs ``n_parts`` parts, so at most
+    ``n_parts`` of the ``n_threads`` threads work (``docs/word2vec.md``, "On 16 cores": the
+    default 2 parts run skip-gram at 0.76M words/s on 16 threads of a 16-core Xeon, 16
+    parts at 1.7-2.4M). One line on stderr at ``verbose >= 1``, else an INFO record: the
+    fit is right, only slower than it could be.
+
+    Parameters
+    ----------
+    estimator : Word2VecTransformer, FastTextTransformer or Doc2VecTransformer
+        Its ``n_parts``, ``n_jobs`` and ``verbose`` are read.
+    n_threads : int
+        Threads the fit may use.
+    """
+    n_parts = estimator.n_parts
+    msg = (
+        f"{type(estimator).__name__}: {n_threads} threads (n_jobs={estimator.n_jobs!r}) but "
+        f"deterministic training with n_parts={n_parts} runs on {n_parts} of them; "
+        f"n_parts={min(n_threads, 16)} would use {min(n_threads, 16)} (the vectors still do "
+        "not depend on n_jobs; slower on 1-2 threads)"
+        + (" and lock_free=True all of them" if hasattr(estimator, "lock_free") else "")
+        + " (docs/word2vec.md)"
+    )
+    if getattr(estimator, "verbose", 0):
+        print(msg, file=sys.stderr, flush=True)
+    else:
+        logger.info(msg)
+
+
 __all__ = [
     "CHUNK_TOKENS",
     "MAX_DOCUMENT_LENGTH",

@@ -384,3 +384,25 @@ def test_doc2vec_document_rows_come_with_each_chunk(monkeypatch):
     assert [list(s[:2]) for s in seen] == [chunk, chunk]  # one chunk per epoch
     assert seen[0][2] == ["config", "dbow_words", "dm", "n_parts", "syn0", "syn1", "syn1neg"]
     assert list(est.dv_.index_to_key) == ["b", "a"]
+
+
+@pytest.mark.parametrize(
+    "cls, kw, said",
+    [
+        (Word2VecTransformer, {"n_jobs": 3, "n_parts": 2}, True),
+        (Doc2VecTransformer, {"n_jobs": 3, "n_parts": 2}, True),
+        (Word2VecTransformer, {"n_jobs": 3, "n_parts": 3}, False),
+        (Doc2VecTransformer, {"n_jobs": 2, "n_parts": 2}, False),
+        (Word2VecTransformer, {"n_jobs": 3, "n_parts": 2, "lock_free": True}, False),
+    ],
+)
+def test_threads_left_idle_by_the_partition_are_said(cls, kw, said, capsys):
+    # deterministic training runs n_parts parts: with more threads than parts the rest idle,
+    # which the fit says at verbose >= 1 (an INFO record otherwise), naming the way out
+    cls(vector_size=8, min_count=1, epochs=1, random_state=0, verbose=1, **kw).fit(DOCS)
+    err = capsys.readouterr().err
+    line = "3 threads (n_jobs=3) but deterministic training with n_parts=2 runs on 2 of them"
+    assert (line in err) is said
+    if said:
+        assert "n_parts=3 would use 3" in err
+        assert ("lock_free=True" in err) is (cls is Word2VecTransformer)

@@ -5,7 +5,8 @@ thread scaling (1-16 threads, deterministic and lock-free), one JSON line each.
         [--debdocs debdocs-11m.txt.gz --wordsim wordsim353.tsv --simlex simlex999.txt] \
         [--budget 330]
     python benchmarks/bench_gpu_defaults.py cpu [--texts bbc.json] [--epochs 1] [--budget 110] \
-        [--order skembed,gensim] [--modes det-2parts,det-16parts,lock-free] [--sg 1]
+        [--order skembed,gensim] [--modes det-2parts,det-16parts,lock-free] [--sg 1] \
+        [--threads 16,1] [--gensim-threads 16] [--lines debdocs-11m.txt.gz]
 
 ``--device cpu`` runs the ``gpu`` steps on the CPU with ``engine="torch-batched"`` (a smoke test).
 
@@ -22,7 +23,8 @@ only the steps named. Words/s count whitespace
 tokens times epochs for the in-memory corpora and the estimator's ``words_per_second_`` on
 debdocs.
 
-``cpu`` times the numba engine on BBC x4 (token lists of the default analyzer) at 1 to 16
+``cpu`` times the numba engine on BBC x4 (token lists of the default analyzer; ``--lines``: a
+whitespace-tokenized gzipped file instead, one document per line) at 1 to 16
 threads: deterministic with the default 2 parts and with 16, and lock-free, skip-gram and
 CBOW; then gensim's ``Word2Vec`` with 1, 4 and 16 workers on the same lists when gensim
 imports (carry its wheel to the GPU machine). Training words/s = raw tokens x epochs /
@@ -191,7 +193,13 @@ else:
     from skembed.text._analyzer import build_analyzer
 
     analyzer = build_analyzer()
-    tokens = [analyzer(t) for t in texts] * 4
+    if arg("--lines"):  # a whitespace-tokenized corpus, one document per line (debdocs)
+        import gzip
+
+        with gzip.open(arg("--lines"), "rt") as f:
+            tokens = [line.split() for line in f]
+    else:
+        tokens = [analyzer(t) for t in texts] * 4
     n_raw = sum(map(len, tokens))
     epochs = int(arg("--epochs", 1))
     runs = [
@@ -232,7 +240,7 @@ else:
             import gensim
 
             for sg in (1, 0) if not arg("--sg") else (int(arg("--sg")),):
-                for n in (1, 4, 16):
+                for n in [int(t) for t in arg("--gensim-threads", "1,4,16").split(",")]:
                     if time.perf_counter() - START > budget:
                         rec(step="cpu-scaling", tool="gensim", sg=sg, n_jobs=n, skipped="budget")
                         continue
@@ -255,5 +263,7 @@ else:
         runs = [r for r in runs if r[1] == int(arg("--sg"))]
     if arg("--modes"):
         runs = [r for r in runs if r[0] in arg("--modes").split(",")]
+    if arg("--threads"):  # e.g. 16,1: these thread counts, in this order
+        runs = [r[:4] + (tuple(int(t) for t in arg("--threads").split(",")),) for r in runs]
     for part in arg("--order", "skembed,gensim").split(","):
         {"skembed": skembed_runs, "gensim": gensim_runs}[part]()

@@ -8,7 +8,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from skembed.nn.sgns import train_sgns_chunk  # noqa: E402
-from skembed.nn.subwords import SubwordBags  # noqa: E402
 
 
 def _sig(x):
@@ -118,32 +117,6 @@ def test_cbow_adds_the_error_to_every_context_row():
     np.testing.assert_allclose(syn0.numpy(), s0 + d0, atol=1e-6)
     np.testing.assert_allclose(syn1.numpy(), s1 + d1, atol=1e-6)
     assert float(n) == 3.0
-
-
-def test_subword_bags_average_inputs_and_update_every_row():
-    # word 0's bag = rows {0, 3}; word 1's bag = rows {1, 3, 4}; noise always word 2
-    syn0, syn1 = _params(5, 3, 4, seed=4)
-    s0, s1 = syn0.double().numpy().copy(), syn1.double().numpy().copy()
-    bags = SubwordBags(np.array([0, 2, 5, 6]), np.array([0, 3, 1, 3, 4, 2]), "cpu")
-    prob, alias = _forced_noise(3, 2)
-    lr = 0.1
-    train_sgns_chunk(
-        syn0, syn1, np.array([0, 1], np.int32), np.array([0, 2]), neg_prob=prob,
-        neg_alias=alias, window=1, negative=1, alpha_start=lr, alpha_end=lr, seed=0,
-        subwords=bags, batch_words=1,
-    )  # fmt: skip
-    rows = {0: [0, 3], 1: [1, 3, 4]}
-    for centre, ctx in ((0, 1), (1, 0)):
-        l1 = s0[rows[ctx]].mean(0)
-        e = np.zeros(4)
-        for target, label in ((centre, 1.0), (2, 0.0)):
-            g = (label - _sig(l1 @ s1[target])) * lr
-            e += g * s1[target]
-            s1[target] += g * l1
-        for r in rows[ctx]:
-            s0[r] += e
-    np.testing.assert_allclose(syn0.numpy(), s0, atol=1e-6)
-    np.testing.assert_allclose(syn1.numpy(), s1, atol=1e-6)
 
 
 @pytest.mark.parametrize(

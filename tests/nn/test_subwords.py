@@ -15,9 +15,52 @@ def _sig(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
+#: word 0's bag = rows {0, 3}; word 1's bag = rows {1, 3, 4}; word 2 (the noise word) = row 2
+ROWS = {0: [0, 3], 1: [1, 3, 4]}
+
+
+def _bags():
+    return SubwordBags(np.array([0, 2, 5, 6]), np.array([0, 3, 1, 3, 4, 2]), "cpu")
+
+
+def _window(s0, s1, ctx, centre, lr, noise=2):
+    """One context word's fastText update by hand, from ``s0``/``s1`` as they are: the mean
+    of its bag rows predicts ``centre`` (label 1) and ``noise`` (label 0). Returns the error
+    that each of its bag rows receives and the update of each output row."""
+    x = s0[ROWS[ctx]].mean(0)
+    e = np.zeros_like(x)
+    out = {}
+    for target, label in ((centre, 1.0), (noise, 0.0)):
+        g = (label - _sig(x @ s1[target])) * lr
+        e += g * s1[target]
+        out[target] = g * x
+    return e, out
+
+
+def test_bags_average_inputs_and_update_every_row():
+    # one centre per step: each step reads the rows the previous one wrote (plain SGD)
+    g = torch.Generator().manual_seed(4)
+    syn0 = (torch.rand(5, 4, generator=g, dtype=torch.float64) - 0.5).float()
+    syn1 = (torch.rand(3, 4, generator=g, dtype=torch.float64) - 0.5).float()
+    s0, s1 = syn0.double().numpy().copy(), syn1.double().numpy().copy()
+    lr = 0.1
+    train_sgns_chunk(
+        syn0, syn1, np.array([0, 1], np.int32), np.array([0, 2]), neg_prob=torch.zeros(3),
+        neg_alias=torch.full((3,), 2), window=1, negative=1, alpha_start=lr, alpha_end=lr,
+        seed=0, subwords=_bags(), batch_words=1,
+    )  # fmt: skip
+    for centre, ctx in ((0, 1), (1, 0)):
+        e, out = _window(s0, s1, ctx, centre, lr)
+        for target, update in out.items():
+            s1[target] += update
+        s0[ROWS[ctx]] += e
+    np.testing.assert_allclose(syn0.numpy(), s0, atol=1e-6)
+    np.testing.assert_allclose(syn1.numpy(), s1, atol=1e-6)
+
+
 def test_block_finds_each_steps_distinct_words_and_their_rows():
     # words 0 and 1 share row 3; step 0 holds centres 0-1, step 1 centre 2
-    bags = SubwordBags(np.array([0, 2, 5, 6]), np.array([0, 3, 1, 3, 4, 2]), "cpu")
+    bags = _bags()
     ctx = torch.tensor([[1, 0], [1, 1], [2, 0]])
     valid = torch.tensor([[True, False], [True, True], [True, True]])
     block = bags.block(ctx, valid, 2)
@@ -82,28 +125,22 @@ def test_one_step_sums_every_slot_into_shared_rows_under_the_cap():
     s0 = np.random.default_rng(3).random((5, 4)) - 0.5
     s1 = np.random.default_rng(4).random((3, 4)) - 0.5
     syn0, syn1 = torch.tensor(s0), torch.tensor(s1)
-    bags = SubwordBags(np.array([0, 2, 5, 6]), np.array([0, 3, 1, 3, 4, 2]), "cpu")
     lr = 0.2
     train_sgns_chunk(
         syn0, syn1, np.array([0, 1, 0], np.int32), np.array([0, 3]),
         neg_prob=torch.zeros(3), neg_alias=torch.full((3,), 2), window=1, negative=1,
-        alpha_start=lr, alpha_end=lr, seed=0, subwords=bags, batch_words=3, update_cap=2.0,
+        alpha_start=lr, alpha_end=lr, seed=0, subwords=_bags(), batch_words=3, update_cap=2.0,
         curvature_bound=None,
     )  # fmt: skip
-    rows = {0: [0, 3], 1: [1, 3, 4]}
     d0, d1 = np.zeros_like(s0), np.zeros_like(s1)
     n_row = np.zeros(5)
     for centre, ctxs in ((0, [1]), (1, [0, 0]), (0, [1])):
         for ctx in ctxs:
-            x = s0[rows[ctx]].mean(0)
-            e = np.zeros(4)
-            for target, label in ((centre, 1.0), (2, 0.0)):
-                g = (label - _sig(x @ s1[target])) * lr
-                e += g * s1[target]
-                d1[target] += g * x
-            for r in rows[ctx]:
-                d0[r] += e
-                n_row[r] += 1
+            e, out = _window(s0, s1, ctx, centre, lr)  # every slot reads s0, s1 as before
+            for target, update in out.items():
+                d1[target] += update
+            d0[ROWS[ctx]] += e
+            n_row[ROWS[ctx]] += 1
     assert n_row.tolist() == [2, 2, 0, 4, 2]
     d0 *= np.minimum(1.0, 2.0 / np.maximum(n_row, 1))[:, None]
     np.testing.assert_allclose(syn0.numpy(), s0 + d0, atol=1e-12)

@@ -64,6 +64,14 @@ from .._analyzer import effective_window  # re-exported: the shared window clip
 logger = logging.getLogger(__name__)
 
 
+def _tell(estimator, msg, level):
+    """``msg`` on stderr at the estimator's ``verbose >= 1``, else a log record at ``level``."""
+    if getattr(estimator, "verbose", 0):
+        print(msg, file=sys.stderr, flush=True)
+    else:
+        logger.log(level, msg)
+
+
 def compile_notifier(estimator):
     """The ``notify`` of :func:`skembed.kernels.scheduler.compile_notice` for ``estimator``.
 
@@ -85,12 +93,7 @@ def compile_notifier(estimator):
             )
         else:
             msg = f"{name}: training kernel compiled in {what:.1f} s"
-        if getattr(estimator, "verbose", 0):
-            print(msg, file=sys.stderr, flush=True)
-        elif what == "start":
-            logger.warning(msg)
-        else:
-            logger.info(msg)
+        _tell(estimator, msg, logging.WARNING if what == "start" else logging.INFO)
 
     return notify
 
@@ -120,10 +123,7 @@ def idle_threads_notice(estimator, n_threads):
         + (" and lock_free=True all of them" if hasattr(estimator, "lock_free") else "")
         + " (docs/word2vec.md)"
     )
-    if getattr(estimator, "verbose", 0):
-        print(msg, file=sys.stderr, flush=True)
-    else:
-        logger.info(msg)
+    _tell(estimator, msg, logging.INFO)
 
 
 __all__ = [

@@ -103,14 +103,23 @@ PART_PAD = 32
 #: literal it is called with (each helper is its own compiled function, LLVM-inlined)
 _ZERO, _ONE = np.int64(0), np.int64(1)
 _TRUE, _FALSE = np.bool_(True), np.bool_(False)
+#: options of the helpers that only compiled code calls: compiled once each and LLVM-inlined
+#: (``forceinline``), without numba's runtime (``_nrt=False``) and without a CPython wrapper
+#: (the code that unboxes Python arguments into arrays and tuples, which numba compiles and
+#: optimises for every function; leaving it out cut the three first fits of issue 39 by about
+#: 1.2 s of 13). Such a helper cannot be called from Python (numba gives it no entry point:
+#: the interpreter crashes), so tests call them through an ``njit`` function of their own,
+#: and ``tests/kernels/test_core.py`` checks that no plain Python function of the package does.
+#: ``_seed_state`` and ``_table_index`` keep theirs: Python code and tests call them.
+_INNER = dict(cache=True, nogil=True, _nrt=False, forceinline=True, no_cpython_wrapper=True)
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _lcg(state):
     return state * _MUL + _INC
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _uniform(state):
     """A float32 in [0, 1) from 24 high bits of the LCG state."""
     return np.float32((state >> _S16) & _M24) * _INV24
@@ -127,7 +136,6 @@ def _seed_state(seed, part):
     return s
 
 
-@njit(cache=True, nogil=True)
 def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed):
     """Map raw ids to vocabulary ids, drop unknown tokens and subsample frequent words.
 
@@ -150,9 +158,19 @@ def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed):
     n_known : int
         Number of in-vocabulary tokens before subsampling.
     """
-    n_docs = raw_offsets.size - 1
     ids = np.empty(raw_ids.size, dtype=np.int32)
-    offsets = np.zeros(n_docs + 1, dtype=np.int64)
+    offsets = np.zeros(raw_offsets.size, dtype=np.int64)
+    k, n_known = _prepare_into(raw_ids, raw_offsets, remap, keep_prob, np.int64(seed), ids, offsets)
+    return ids[:k].copy(), offsets, int(n_known)
+
+
+# allocation in Python: compiled, np.empty/np.zeros brought numba's array constructors into
+# the first fit's compilation (about 0.2 s)
+@njit(cache=True, nogil=True, _nrt=False)
+def _prepare_into(raw_ids, raw_offsets, remap, keep_prob, seed, ids, offsets):
+    """:func:`prepare_chunk`'s loop: fills ``ids`` and ``offsets[1:]``, returns ``(k, n_known)``,
+    the kept tokens (``ids[:k]``) and the in-vocabulary ones before subsampling."""
+    n_docs = raw_offsets.size - 1
     state = _seed_state(seed, _ZERO)
     k = 0
     n_known = 0
@@ -170,7 +188,7 @@ def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed):
             ids[k] = w
             k += 1
         offsets[d + 1] = k
-    return ids[:k].copy(), offsets, n_known
+    return k, n_known
 
 
 @njit(cache=True, nogil=True, _nrt=False, forceinline=True)
@@ -181,7 +199,7 @@ def _table_index(f):
     return 0
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _logistic(f, label, alpha, sig, log_pos, log_neg):
     """Gradient and loss of one binary logistic example from its score ``f`` (scalars only).
 
@@ -197,7 +215,7 @@ def _logistic(f, label, alpha, sig, log_pos, log_neg):
     return np.float32(0.0), np.float32(0.0), True
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _score_update(L, li, out, oi, err, ei, label, alpha, sigmoid, log_sigmoid, dim):
     """One binary logistic example: input ``L[li]``, output row ``out[oi]`` (updated in
     place), input gradient accumulated in ``err[ei]``. Returns (loss, nan_flag).
@@ -218,7 +236,7 @@ def _score_update(L, li, out, oi, err, ei, label, alpha, sigmoid, log_sigmoid, d
     return loss, bad
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _block_scores(W1, o, L, n, sc, j, dim):
     """``sc[j, i] = L[i] . W1[o]`` for ``i < n``: one output row against ``n`` input rows.
 
@@ -263,7 +281,7 @@ def _block_scores(W1, o, L, n, sc, j, dim):
         sc[j, r] = f
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _input_gradient(err, i, W1, outs, sc, j0, j1, dim):
     """``err[i] += sc[j, i] * W1[outs[j]]`` for ``j0 <= j < j1``, in that order.
 
@@ -289,7 +307,7 @@ def _input_gradient(err, i, W1, outs, sc, j0, j1, dim):
             err[i, k] += g * W1[o, k]
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _output_gradient(outg, j, L, sc, n, dim):
     """``outg[j] = sum of sc[j, i] * L[i]`` over ``i < n``, added in order, two per pass."""
     for k in range(dim):
@@ -310,7 +328,7 @@ def _output_gradient(outg, j, L, sc, n, dim):
             outg[j, k] += g * L[r, k]
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _slot(mat, r, slot, rows, buf, count, m):
     """Slot of row ``r`` of ``mat`` in one part's buffer (deterministic mode).
 
@@ -332,7 +350,7 @@ def _slot(mat, r, slot, rows, buf, count, m):
     return s
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _in_slot(syn0, r, ws):
     """Row of the working input matrix holding input row ``r``: ``r`` itself (``ws is None``,
     lock-free: the shared matrix) or its slot in the part's buffer.
@@ -345,21 +363,21 @@ def _in_slot(syn0, r, ws):
     return _slot(syn0, np.int64(r), ws[0], ws[1], ws[2], ws[9], np.int64(0))
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _neg_slot(syn1neg, r, ws):
     if ws is None:
         return np.int64(r)
     return _slot(syn1neg, np.int64(r), ws[3], ws[4], ws[5], ws[9], np.int64(1))
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _node_slot(syn1, r, ws):
     if ws is None:
         return np.int64(r)
     return _slot(syn1, np.int64(r), ws[6], ws[7], ws[8], ws[9], np.int64(2))
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _working(syn0, syn1neg, syn1, ws):
     """The matrices the part reads and writes: the shared ones (lock-free) or its buffers."""
     if ws is None:
@@ -367,7 +385,7 @@ def _working(syn0, syn1neg, syn1, ws):
     return ws[2], ws[5], ws[8]
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _buffers_full(ws, need):
     """True if one more centre word might overflow a buffer (phase must end)."""
     count = ws[9]
@@ -378,7 +396,7 @@ def _buffers_full(ws, need):
     )
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _draw_negative(state, n_words, neg_prob, neg_alias):
     """One noise word from the alias table (two LCG steps, word2vec.c's order); (word, state)."""
     state = _lcg(state)
@@ -388,7 +406,7 @@ def _draw_negative(state, n_words, neg_prob, neg_alias):
     return t + (1 - keep) * (np.int64(neg_alias[t]) - t), state
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _draw_targets(w, negative, neg_prob, neg_alias, outs, state):
     """``w`` then ``negative`` noise words (those equal to ``w`` dropped) into ``outs``.
 
@@ -404,7 +422,7 @@ def _draw_targets(w, negative, neg_prob, neg_alias, outs, state):
     return n, state
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alpha, dim):
     """Shared negatives of one fixed input: ``c.negative`` noise words drawn once.
 
@@ -440,7 +458,7 @@ def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alp
     return loss, state, bad
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _output_layer(L, li, w, err, ei, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim):
     """Train the output layer for the input vector ``L[li]`` and target word ``w``.
 
@@ -475,7 +493,7 @@ def _output_layer(L, li, w, err, ei, W1, W2, syn1neg, syn1, ws, t, outs, state, 
     return loss, state, bad
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _tables(c):
     """The output-layer settings and tables of a :class:`KernelConfig`, unpacked once."""
     return (
@@ -484,7 +502,7 @@ def _tables(c):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _gather_rows(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     """Add the input rows of word ``u`` to ``L[li]``, recording their working rows.
 
@@ -509,7 +527,7 @@ def _gather_rows(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     return n
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _gather_input(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     """Input vector of word ``u`` into ``L[li]``: its row, or the mean of its subword rows
     (``sub`` as :func:`_gather_rows`, whose ``slots``/``n`` bookkeeping it shares).
@@ -529,7 +547,7 @@ def _gather_input(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     return n1
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _add_rows(W0, slots, n0, n1, grad, gi, dim):
     """Add ``grad[gi]`` in full to the working rows ``slots[n0:n1]`` (recorded by
     :func:`_gather_rows`), in their order."""
@@ -539,7 +557,7 @@ def _add_rows(W0, slots, n0, n1, grad, gi, dim):
             W0[s, k] += grad[gi, k]
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end):
     """Prologue of a part's step, shared by every ``train_part``: the learning rate at the
     slice's first token and its step per token (linear decay over ``part_tokens``), and the
@@ -547,11 +565,20 @@ def _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end):
     Returns ``(alpha0, alpha_step, d)`` (float32, float32, int)."""
     alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
     alpha0 = np.float32(alpha_start)
-    d = np.searchsorted(offsets, p_start, side="right") - 1
-    return alpha0, alpha_step, d
+    # the document of p_start: the last d with offsets[d] <= p_start (a binary search by
+    # hand: numba's np.searchsorted compiled its generic comparisons, 0.35 s of a first fit)
+    lo = _ZERO
+    hi = np.int64(offsets.shape[0])
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if offsets[mid] <= p_start:
+            lo = mid + 1
+        else:
+            hi = mid
+    return alpha0, alpha_step, lo - 1
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _centre(ids, offsets, d, p, window, draw, state):
     """Prologue of centre position ``p``, shared by every per-part kernel.
 

@@ -174,7 +174,7 @@ def _part_workspace_impl(phase, w, t):
 
 
 @njit(inline="always")  # inlined into each entry point by numba: no library of its own
-def _merge_phase(syn0, syn1neg, syn1, w, n_parts, thread, n_threads):
+def _merge_phase(syn0, syn1neg, syn1, w, n_parts, thread, n_threads, orig):
     """End of a phase: write every part's row copies back to the shared matrices.
 
     Every thread calls it between the phase's two barriers and merges the rows ``r`` with
@@ -184,16 +184,19 @@ def _merge_phase(syn0, syn1neg, syn1, w, n_parts, thread, n_threads):
     part's change (copy minus shared value), added in part order. Thread timing and the
     thread count play no role. The slot counters (``w[9]``) are read, not reset: each part
     resets its own before its next phase (:func:`skembed.kernels.scheduler._run_chunk`, the
-    phase loop).
+    phase loop). ``orig``: float32 (dim,), the thread's scratch row (a row of its part's
+    scratch that no part uses between the barriers).
     """
     # np.int64(m), not the literal m: numba would compile one _merge_matrix per literal
-    _merge_matrix(syn0, w[0], w[1], w[2], w[9], np.int64(0), n_parts, thread, n_threads)
-    _merge_matrix(syn1neg, w[3], w[4], w[5], w[9], np.int64(1), n_parts, thread, n_threads)
-    _merge_matrix(syn1, w[6], w[7], w[8], w[9], np.int64(2), n_parts, thread, n_threads)
+    _merge_matrix(syn0, w[0], w[1], w[2], w[9], np.int64(0), n_parts, thread, n_threads, orig)
+    _merge_matrix(syn1neg, w[3], w[4], w[5], w[9], np.int64(1), n_parts, thread, n_threads, orig)
+    _merge_matrix(syn1, w[6], w[7], w[8], w[9], np.int64(2), n_parts, thread, n_threads, orig)
 
 
-@njit(cache=True, nogil=True, _nrt=True)  # explicit: its callers run without NRT
-def _merge_matrix(mat, slot, rows, buf, count, m, n_parts, thread, n_threads):
+# without numba's runtime and CPython wrapper: it allocates nothing (``orig`` is the caller's)
+# and only the entry points call it (as ``_core``'s helpers, ``_core._INNER``)
+@njit(cache=True, nogil=True, _nrt=False, no_cpython_wrapper=True)
+def _merge_matrix(mat, slot, rows, buf, count, m, n_parts, thread, n_threads, orig):
     """:func:`_merge_phase` for one matrix (``slot``/``rows``/``buf`` of every part), the
     rows ``r % n_threads == thread`` only.
 
@@ -203,7 +206,6 @@ def _merge_matrix(mat, slot, rows, buf, count, m, n_parts, thread, n_threads):
     element-by-element merge (no fast-math here), so the result is bit-identical.
     """
     dim = mat.shape[1]
-    orig = np.empty(dim, dtype=mat.dtype)
     for t in range(n_parts):
         for i in range(count[t, m]):
             r = rows[t, i]

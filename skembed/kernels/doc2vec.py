@@ -53,6 +53,7 @@ from . import launch_threads
 from ._core import (
     _FALSE,
     _FASTMATH,
+    _INNER,
     _ONE,
     _S16,
     _ZERO,
@@ -86,7 +87,7 @@ __all__ = [
 ]
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(**_INNER)
 def _mix64(x):
     """splitmix64's finaliser: a bijective 64-bit mix."""
     x ^= x >> np.uint64(30)
@@ -119,7 +120,7 @@ def document_seed(ids, seed):
     return _mix64(h ^ np.uint64(ids.size))
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False)
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True)
 def train_part(
     syn0,
     syn1neg,
@@ -213,7 +214,7 @@ def train_part(
 DBOW_BATCH = 4
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False)
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True)
 def train_part_dbow_shared(
     syn0, syn1neg, ids, offsets, doc_rows, c, p_start, p_end, part_start, part_tokens,
     alpha_start, alpha_end, state, ws, need, tmp,
@@ -289,7 +290,7 @@ def _needs(c, dm, dbow_words, shared, max_ctx):
     return need
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _frozen_output_layer(l1, w, neu1e, hs, negative, syn1, syn1neg, c, state, alpha, dim):
     """The output layer of :func:`~skembed.kernels._core._output_layer` with frozen rows.
 
@@ -320,7 +321,7 @@ def _frozen_output_layer(l1, w, neu1e, hs, negative, syn1, syn1neg, c, state, al
     return state, False
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _gradient(l1, out, label, alpha, c, dim):
     """``(label - sigmoid(l1 . out)) * alpha`` with word2vec's clipped table; (g, nan_flag)."""
     f = np.float32(0.0)

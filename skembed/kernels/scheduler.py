@@ -221,7 +221,7 @@ def _run_chunk(train, data, first, n_threads, sync, state):
         for t in range(n_parts):
             more |= pos[t] < ends[t]
         if phase is not None:
-            _merge_phase(syn0, syn1neg, syn1, w, n_parts, first, n_threads)
+            _merge_phase(syn0, syn1neg, syn1, w, n_parts, first, n_threads, scratch[0][first, 0])
         if barrier(sync, n_threads):
             return
 

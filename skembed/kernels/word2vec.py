@@ -140,7 +140,7 @@ __all__ = [
 ]
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False)
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True)
 def train_part(
     syn0,
     syn1neg,
@@ -265,7 +265,7 @@ def train_part(
     return loss_sum, n_examples, False, p_end, state
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False)
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True)
 def train_part_shared(
     syn0,
     syn1neg,
@@ -365,7 +365,7 @@ def train_part_shared(
     return loss_sum, n_examples, False, p_end, state
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False)
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True)
 def train_part_cbow_shared(
     syn0,
     syn1neg,
@@ -522,7 +522,7 @@ def train_part_cbow_shared(
     return loss_sum, n_examples, False, p_end, state
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False)
+@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True)
 def train_part_bag(
     syn0,
     syn1neg,

@@ -3,9 +3,17 @@ the sigmoid table index and the score-first block helpers, on hand-checkable inp
 
 import numpy as np
 import pytest
+from numba import njit
 
 from skembed.kernels import sampling as S
-from skembed.kernels._core import _seed_state, _table_index, prepare_chunk
+from skembed.kernels._core import (
+    _block_scores,
+    _input_gradient,
+    _output_gradient,
+    _seed_state,
+    _table_index,
+    prepare_chunk,
+)
 
 
 def test_seed_state_is_the_lcg_of_a_mixed_seed_per_part():
@@ -50,28 +58,83 @@ def test_prepare_chunk_remaps_drops_and_subsamples():
     np.testing.assert_array_equal(ids, again)
 
 
+@njit
+def _scores_and_gradients(W1, outs, L, n, sc, g, err, outg, dim):
+    """The three helpers as the kernels call them: from compiled code (they have no CPython
+    wrapper, ``_core._INNER``)."""
+    n_out = outs.shape[0]
+    for j in range(n_out):
+        _block_scores(W1, outs[j], L, n, sc, j, dim)
+    for i in range(n):
+        _input_gradient(err, i, W1, outs, g, np.int64(1), n_out, dim)
+    for j in range(n_out):
+        _output_gradient(outg, j, L, g, n, dim)
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 7])
 def test_block_scores_and_gradients_equal_numpy(n):
     # the score-first helpers of the shared-negative kernels: blocks of 4, 2 and 1 rows
-    from skembed.kernels._core import _block_scores, _input_gradient, _output_gradient
-
     rng = np.random.default_rng(n)
     dim, n_out = 21, 5
     L = rng.standard_normal((n, dim)).astype(np.float32)
     W1 = rng.standard_normal((9, dim)).astype(np.float32)
     outs = np.array([3, 0, 8, 3, 5], dtype=np.int64)  # a row may repeat
     sc = np.zeros((n_out, n), np.float32)
-    for j in range(n_out):
-        _block_scores(W1, outs[j], L, n, sc, j, dim)
-    np.testing.assert_allclose(sc, W1[outs] @ L.T, rtol=1e-5, atol=1e-5)
     g = rng.standard_normal((n_out, n)).astype(np.float32)
     err = rng.standard_normal((n, dim)).astype(np.float32)
     expected = err.copy()
     for i in range(n):
         expected[i] += g[1:, i] @ W1[outs[1:]]  # output rows 1..4 (two pairs), as CBOW's noise
-        _input_gradient(err, i, W1, outs, g, 1, n_out, dim)
-    np.testing.assert_allclose(err, expected, rtol=1e-5, atol=1e-5)
     outg = np.full((n_out, dim), 99.0, np.float32)  # overwritten, not added to
-    for j in range(n_out):
-        _output_gradient(outg, j, L, g, n, dim)
+    _scores_and_gradients(W1, outs, L, n, sc, g, err, outg, dim)
+    np.testing.assert_allclose(sc, W1[outs] @ L.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(err, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(outg, g @ L, rtol=1e-5, atol=1e-5)
+
+
+def _without_wrapper(obj):
+    from numba.core.registry import CPUDispatcher
+
+    return isinstance(obj, CPUDispatcher) and bool(obj.targetoptions.get("no_cpython_wrapper"))
+
+
+def test_helpers_without_a_cpython_wrapper_are_called_from_compiled_code_only():
+    """A function compiled without its CPython wrapper crashes the interpreter when Python
+    calls it (numba gives it no entry point). No plain Python function of the package calls
+    one: only functions compiled themselves (``njit``, ``overload``) do."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    import skembed
+    from skembed.kernels import _core, _phases, word2vec
+
+    assert _without_wrapper(word2vec.train_part_shared) and _without_wrapper(_core._block_scores)
+    assert _without_wrapper(_phases._merge_matrix) and _without_wrapper(_core._part_start)
+    for python_calls in (_core._seed_state, _core._table_index, _core._prepare_into):
+        assert not _without_wrapper(python_calls)
+    compiled = ("njit", "jit", "overload", "intrinsic")
+    root = Path(skembed.__file__).parent
+    offenders, checked = [], 0
+    for path in root.rglob("*.py"):
+        name = ".".join(("skembed", *path.relative_to(root).with_suffix("").parts))
+        module = importlib.import_module(name.removesuffix(".__init__"))
+        for function in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or any(
+                word in ast.unparse(d) for d in function.decorator_list for word in compiled
+            ):
+                continue
+            for call in ast.walk(function):
+                if not isinstance(call, ast.Call):
+                    continue
+                f = call.func  # ``helper(...)`` or ``module.helper(...)``, resolved in the module
+                if isinstance(f, ast.Name):
+                    target = vars(module).get(f.id)
+                elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                    target = getattr(vars(module).get(f.value.id), f.attr, None)
+                else:
+                    continue
+                checked += 1
+                if _without_wrapper(target):
+                    offenders.append(f"{path.name}:{call.lineno} {function.name}")
+    assert checked > 1000 and not offenders, offenders

@@ -104,14 +104,26 @@ PART_PAD = 32
 _ZERO, _ONE = np.int64(0), np.int64(1)
 _TRUE, _FALSE = np.bool_(True), np.bool_(False)
 #: options of the helpers that only compiled code calls: compiled once each and LLVM-inlined
-#: (``forceinline``), without numba's runtime (``_nrt=False``) and without a CPython wrapper
-#: (the code that unboxes Python arguments into arrays and tuples, which numba compiles and
-#: optimises for every function; leaving it out cut the three first fits of issue 39 by about
-#: 1.2 s of 13). Such a helper cannot be called from Python (numba gives it no entry point:
-#: the interpreter crashes), so tests call them through an ``njit`` function of their own,
-#: and ``tests/kernels/test_core.py`` checks that no plain Python function of the package does.
-#: ``_seed_state`` and ``_table_index`` keep theirs: Python code and tests call them.
-_INNER = dict(cache=True, nogil=True, _nrt=False, forceinline=True, no_cpython_wrapper=True)
+#: (``forceinline``), without numba's runtime (``_nrt=False``), and without the two wrappers
+#: numba builds and optimises for every function: the CPython one (the code that unboxes
+#: Python arguments into arrays and tuples) and the C one (for first-class function calls).
+#: Leaving them out of the helpers, train parts and merge, and the C one out of the entry
+#: points, cut the three first fits of issue 39 from 14.0-14.4 s to 10.4-11.5 s (2-core VM).
+#: Such a helper cannot be called from Python (numba gives it no entry point: the interpreter
+#: crashes), so tests call them through an ``njit`` function of their own, and
+#: ``tests/kernels/test_core.py`` checks that no plain Python function of the package does.
+#: ``_seed_state`` and ``_table_index`` keep the CPython one: Python code and tests call them.
+_INNER = dict(
+    cache=True, nogil=True, _nrt=False, forceinline=True, no_cpython_wrapper=True,
+    no_cfunc_wrapper=True,
+)  # fmt: skip
+#: options of the train parts (``word2vec.train_part*``, ``doc2vec.train_part*``): as
+#: :data:`_INNER` (only the entry points call them), fast-math, and compiled on their own
+#: rather than LLVM-inlined into each caller
+_PART = dict(
+    cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True,
+    no_cfunc_wrapper=True,
+)  # fmt: skip
 
 
 @njit(**_INNER)
@@ -125,7 +137,7 @@ def _uniform(state):
     return np.float32((state >> _S16) & _M24) * _INV24
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True, no_cfunc_wrapper=True)
 def _seed_state(seed, part):
     s = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(part + 1) * np.uint64(
         0xBF58476D1CE4E5B9
@@ -166,7 +178,7 @@ def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed):
 
 # allocation in Python: compiled, np.empty/np.zeros brought numba's array constructors into
 # the first fit's compilation (about 0.2 s)
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
 def _prepare_into(raw_ids, raw_offsets, remap, keep_prob, seed, ids, offsets):
     """:func:`prepare_chunk`'s loop: fills ``ids`` and ``offsets[1:]``, returns ``(k, n_known)``,
     the kept tokens (``ids[:k]``) and the in-vocabulary ones before subsampling."""
@@ -191,7 +203,7 @@ def _prepare_into(raw_ids, raw_offsets, remap, keep_prob, seed, ids, offsets):
     return k, n_known
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True, no_cfunc_wrapper=True)
 def _table_index(f):
     """Index of score ``f`` in the sigmoid tables (0 outside ``(-MAX_EXP, MAX_EXP)`` or NaN)."""
     if f > -_MAXE and f < _MAXE:

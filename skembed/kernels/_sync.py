@@ -104,7 +104,7 @@ def new_barrier():
     return np.zeros(ABORT + 8, dtype=np.int64)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def barrier(sync, n_threads):
     """Wait until all ``n_threads`` threads sharing ``sync`` have called this; reusable.
 

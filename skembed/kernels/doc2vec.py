@@ -55,6 +55,7 @@ from ._core import (
     _FASTMATH,
     _INNER,
     _ONE,
+    _PART,
     _S16,
     _ZERO,
     _add_rows,
@@ -120,7 +121,7 @@ def document_seed(ids, seed):
     return _mix64(h ^ np.uint64(ids.size))
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True)
+@njit(**_PART)
 def train_part(
     syn0,
     syn1neg,
@@ -214,7 +215,7 @@ def train_part(
 DBOW_BATCH = 4
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True)
+@njit(**_PART)
 def train_part_dbow_shared(
     syn0, syn1neg, ids, offsets, doc_rows, c, p_start, p_end, part_start, part_tokens,
     alpha_start, alpha_end, state, ws, need, tmp,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._core import _FALSE, _TRUE, _ZERO
+from ._core import _FALSE, _TRUE
 
 FNV_OFFSET = 2166136261
 FNV_PRIME = 16777619
@@ -105,7 +105,7 @@ def ngram_hashes(word: str, min_n: int, max_n: int, bucket: int) -> np.ndarray:
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _ngrams_of(data, start, stop, min_n, max_n, bucket, out, pos, write):
     """Count (``write=False``) or write the n-gram buckets of ``data[start:stop]``."""
     count = 0
@@ -134,7 +134,6 @@ def _ngrams_of(data, start, stop, min_n, max_n, bucket, out, pos, write):
     return count
 
 
-@njit(cache=True, nogil=True)
 def ngram_hashes_csr(data, offsets, min_n, max_n, bucket):
     """Bucket rows of every word's character n-grams, as a CSR structure.
 
@@ -160,17 +159,26 @@ def ngram_hashes_csr(data, offsets, min_n, max_n, bucket):
     """
     n_words = offsets.shape[0] - 1
     indptr = np.zeros(n_words + 1, dtype=np.int64)
-    dummy = np.zeros(0, dtype=np.int64)
-    for w in range(n_words):
-        indptr[w + 1] = indptr[w] + _ngrams_of(
-            data, offsets[w], offsets[w + 1], min_n, max_n, bucket, dummy, _ZERO, _FALSE
-        )  # np.int64 / np.bool_ constants, not literals: one _ngrams_of, not two
+    args = (data, offsets, np.int64(min_n), np.int64(max_n), np.int64(bucket), indptr)
+    _ngram_rows(*args, np.zeros(0, dtype=np.int64), _FALSE)  # count each word's n-grams
     indices = np.empty(indptr[n_words], dtype=np.int64)
-    for w in range(n_words):
-        _ngrams_of(
-            data, offsets[w], offsets[w + 1], min_n, max_n, bucket, indices, indptr[w], _TRUE
-        )
+    _ngram_rows(*args, indices, _TRUE)  # then write them
     return indptr, indices
+
+
+# the arrays are allocated in Python: compiled, np.zeros/np.empty brought numba's array
+# constructors into a first FastText fit's compilation (about 0.2 s)
+@njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
+def _ngram_rows(data, offsets, min_n, max_n, bucket, indptr, indices, write):
+    """:func:`ngram_hashes_csr`'s two passes: ``write=False`` fills ``indptr[1:]`` with the
+    running n-gram counts, ``write=True`` writes word ``w``'s bucket rows at
+    ``indices[indptr[w]:]``. One :func:`_ngrams_of` for both (``write`` a run-time flag)."""
+    for w in range(offsets.shape[0] - 1):
+        count = _ngrams_of(
+            data, offsets[w], offsets[w + 1], min_n, max_n, bucket, indices, indptr[w], write
+        )
+        if not write:
+            indptr[w + 1] = indptr[w] + count
 
 
 def vocabulary_ngram_hashes(words, min_n: int, max_n: int, bucket: int):

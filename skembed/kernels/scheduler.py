@@ -235,32 +235,32 @@ def _run_chunk(train, data, first, n_threads, sync, state):
 # 0.68), and a step passed as an argument would be compiled on its own, train part linked.
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
 def _chunk_skipgram(data, first, n_threads, sync, state):
     _run_chunk(_skipgram, data, first, n_threads, sync, state)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
 def _chunk_bag(data, first, n_threads, sync, state):
     _run_chunk(_bag, data, first, n_threads, sync, state)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
 def _chunk_cbow(data, first, n_threads, sync, state):
     _run_chunk(_cbow, data, first, n_threads, sync, state)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
 def _chunk_word2vec(data, first, n_threads, sync, state):
     _run_chunk(_word2vec, data, first, n_threads, sync, state)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
 def _chunk_dbow(data, first, n_threads, sync, state):
     _run_chunk(_dbow, data, first, n_threads, sync, state)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
 def _chunk_doc2vec(data, first, n_threads, sync, state):
     _run_chunk(_doc2vec, data, first, n_threads, sync, state)
 

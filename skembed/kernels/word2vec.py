@@ -96,6 +96,7 @@ from numba import njit
 from ._core import (  # noqa: F401  (KernelConfig, prepare_chunk and the pair builders are this module's API)
     _FASTMATH,
     _ONE,
+    _PART,
     _S16,
     _TRUE,
     _ZERO,
@@ -140,7 +141,7 @@ __all__ = [
 ]
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True)
+@njit(**_PART)
 def train_part(
     syn0,
     syn1neg,
@@ -265,7 +266,7 @@ def train_part(
     return loss_sum, n_examples, False, p_end, state
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True)
+@njit(**_PART)
 def train_part_shared(
     syn0,
     syn1neg,
@@ -365,7 +366,7 @@ def train_part_shared(
     return loss_sum, n_examples, False, p_end, state
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True)
+@njit(**_PART)
 def train_part_cbow_shared(
     syn0,
     syn1neg,
@@ -522,7 +523,7 @@ def train_part_cbow_shared(
     return loss_sum, n_examples, False, p_end, state
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True)
+@njit(**_PART)
 def train_part_bag(
     syn0,
     syn1neg,

@@ -46,17 +46,23 @@ def test_csr_equals_the_python_hashes_of_each_word():
 def test_the_ngram_loop_compiles_once_for_counting_and_writing():
     """``ngram_hashes_csr`` counts, then writes, with one ``_ngrams_of``: called with the
     literals ``0``/``False`` and ``True`` it was compiled twice (0.2-0.4 s of a first
-    FastText fit with an empty numba cache). An uncached copy of ``ngram_hashes_csr`` is
-    typed here, so the calls resolve ``_ngrams_of`` even when the original was loaded from
-    numba's disk cache (which registers no signature of its callees)."""
+    FastText fit with an empty numba cache). An uncached copy of its compiled loop
+    (``_ngram_rows``) is typed here, so the calls resolve ``_ngrams_of`` even when the
+    original was loaded from numba's disk cache (which registers no signature of its callees)."""
     from numba import njit, types
 
-    from skembed.kernels.fasttext import _ngrams_of
+    from skembed.kernels.fasttext import _ngram_rows, _ngrams_of
 
     words = ["<ab>", "<été>"]
     data = np.frombuffer("".join(words).encode(), dtype=np.uint8)
     offsets = np.cumsum([0] + [len(w.encode()) for w in words]).astype(np.int64)
-    indptr, indices = njit(ngram_hashes_csr.py_func)(data, offsets, 3, 4, 1000)
+    indptr = np.zeros(3, dtype=np.int64)
+    rows = njit(_ngram_rows.py_func)
+    args = (data, offsets, np.int64(3), np.int64(4), np.int64(1000), indptr)
+    rows(*args, np.zeros(0, dtype=np.int64), np.bool_(False))
+    indices = np.zeros(indptr[2], dtype=np.int64)
+    rows(*args, indices, np.bool_(True))
     assert list(indices[indptr[0] : indptr[1]]) == list(ngram_hashes("ab", 3, 4, 1000))
+    np.testing.assert_array_equal(indices, ngram_hashes_csr(data, offsets, 3, 4, 1000)[1])
     assert len(_ngrams_of.signatures) == 1
     assert not any(isinstance(a, types.Literal) for a in _ngrams_of.signatures[0])

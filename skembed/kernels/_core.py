@@ -103,27 +103,16 @@ PART_PAD = 32
 #: literal it is called with (each helper is its own compiled function, LLVM-inlined)
 _ZERO, _ONE = np.int64(0), np.int64(1)
 _TRUE, _FALSE = np.bool_(True), np.bool_(False)
-#: options of the helpers that only compiled code calls: compiled once each and LLVM-inlined
-#: (``forceinline``), without numba's runtime (``_nrt=False``), and without the two wrappers
-#: numba builds and optimises for every function: the CPython one (the code that unboxes
-#: Python arguments into arrays and tuples) and the C one (for first-class function calls).
-#: Leaving them out of the helpers, train parts and merge, and the C one out of the entry
-#: points, cut the three first fits of issue 39 from 14.0-14.4 s to 10.4-11.5 s (2-core VM).
-#: Such a helper cannot be called from Python (numba gives it no entry point: the interpreter
-#: crashes), so tests call them through an ``njit`` function of their own, and
-#: ``tests/kernels/test_core.py`` checks that no plain Python function of the package does.
-#: ``_seed_state`` and ``_table_index`` keep the CPython one: Python code and tests call them.
-_INNER = dict(
-    cache=True, nogil=True, _nrt=False, forceinline=True, no_cpython_wrapper=True,
-    no_cfunc_wrapper=True,
-)  # fmt: skip
-#: options of the train parts (``word2vec.train_part*``, ``doc2vec.train_part*``): as
-#: :data:`_INNER` (only the entry points call them), fast-math, and compiled on their own
-#: rather than LLVM-inlined into each caller
-_PART = dict(
-    cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True,
-    no_cfunc_wrapper=True,
-)  # fmt: skip
+#: options of the helpers only compiled code calls: compiled once each, LLVM-inlined, no numba
+#: runtime, and neither wrapper numba builds for every function (the CPython one, the C one for
+#: first-class calls; issue 39's three first fits: 14.0-14.4 s -> 10.4-11.5 s, 2-core VM).
+#: Python must not call them (no entry point: the interpreter crashes); tests use an ``njit``
+#: function, and tests/kernels/test_core.py checks that no Python function of the package does.
+_INNER = dict(cache=True, nogil=True, _nrt=False, forceinline=True, no_cpython_wrapper=True,
+              no_cfunc_wrapper=True)  # fmt: skip
+#: the train parts' options: as :data:`_INNER` (only the entry points call them), fast-math
+_PART = dict(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True,
+             no_cfunc_wrapper=True)  # fmt: skip
 
 
 @njit(**_INNER)
@@ -176,8 +165,7 @@ def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed):
     return ids[:k].copy(), offsets, int(n_known)
 
 
-# allocation in Python: compiled, np.empty/np.zeros brought numba's array constructors into
-# the first fit's compilation (about 0.2 s)
+# allocated in Python: compiled, np.empty/np.zeros compiled numba's array constructors (0.2 s)
 @njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
 def _prepare_into(raw_ids, raw_offsets, remap, keep_prob, seed, ids, offsets):
     """:func:`prepare_chunk`'s loop: fills ``ids`` and ``offsets[1:]``, returns ``(k, n_known)``,
@@ -577,8 +565,7 @@ def _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end):
     Returns ``(alpha0, alpha_step, d)`` (float32, float32, int)."""
     alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
     alpha0 = np.float32(alpha_start)
-    # the document of p_start: the last d with offsets[d] <= p_start (a binary search by
-    # hand: numba's np.searchsorted compiled its generic comparisons, 0.35 s of a first fit)
+    # the last d with offsets[d] <= p_start (numba's np.searchsorted compiled 0.35 s more)
     lo = _ZERO
     hi = np.int64(offsets.shape[0])
     while lo < hi:

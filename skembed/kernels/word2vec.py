@@ -94,7 +94,6 @@ import numpy as np
 from numba import njit
 
 from ._core import (  # noqa: F401  (KernelConfig, prepare_chunk and the pair builders are this module's API)
-    _FASTMATH,
     _ONE,
     _PART,
     _S16,

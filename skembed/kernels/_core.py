@@ -168,13 +168,11 @@ def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed):
 # allocated in Python: compiled, np.empty/np.zeros compiled numba's array constructors (0.2 s)
 @njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
 def _prepare_into(raw_ids, raw_offsets, remap, keep_prob, seed, ids, offsets):
-    """:func:`prepare_chunk`'s loop: fills ``ids`` and ``offsets[1:]``, returns ``(k, n_known)``,
-    the kept tokens (``ids[:k]``) and the in-vocabulary ones before subsampling."""
-    n_docs = raw_offsets.size - 1
+    """:func:`prepare_chunk`'s loop: fills ``ids``/``offsets``; returns ``(k, n_known)``."""
     state = _seed_state(seed, _ZERO)
     k = 0
     n_known = 0
-    for d in range(n_docs):
+    for d in range(raw_offsets.size - 1):
         for p in range(raw_offsets[d], raw_offsets[d + 1]):
             w = remap[raw_ids[p]]
             if w < 0:
@@ -195,7 +193,7 @@ def _prepare_into(raw_ids, raw_offsets, remap, keep_prob, seed, ids, offsets):
 def _table_index(f):
     """Index of score ``f`` in the sigmoid tables (0 outside ``(-MAX_EXP, MAX_EXP)`` or NaN)."""
     if f > -_MAXE and f < _MAXE:
-        return int((f + _MAXE) * _TABLE_SCALE)
+        return np.int64((f + _MAXE) * _TABLE_SCALE)
     return 0
 
 
@@ -541,7 +539,7 @@ def _gather_input(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     for k in range(dim):
         L[li, k] = np.float32(0.0)
     n1 = _gather_rows(W0, syn0, u, sub, ws, L, li, slots, n, dim)
-    inv = np.float32(1.0) / np.float32(max(n1 - n, 1))
+    inv = np.float32(1.0) / np.float32(n1 - n if n1 - n > 1 else 1)
     for k in range(dim):
         L[li, k] *= inv
     return n1
@@ -563,7 +561,7 @@ def _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end):
     slice's first token and its step per token (linear decay over ``part_tokens``), and the
     document of position ``p_start``. Called once per step, outside the token loop.
     Returns ``(alpha0, alpha_step, d)`` (float32, float32, int)."""
-    alpha_step = np.float32((alpha_end - alpha_start) / max(part_tokens, 1))
+    alpha_step = np.float32((alpha_end - alpha_start) / (part_tokens if part_tokens > 1 else 1))
     alpha0 = np.float32(alpha_start)
     # the last d with offsets[d] <= p_start (numba's np.searchsorted compiled 0.35 s more)
     lo = _ZERO
@@ -595,6 +593,8 @@ def _centre(ids, offsets, d, p, window, draw, state):
     if draw:
         state = _lcg(state)
         b = np.int64((state >> _S16) % np.uint64(window))
-        lo = max(offsets[d], p - window + b)
-        hi = min(offsets[d + 1], p + window + 1 - b)
+        lo = p - window + b
+        lo = offsets[d] if offsets[d] > lo else lo  # not max(): numba compiles builtins apart
+        hi = p + window + 1 - b
+        hi = offsets[d + 1] if offsets[d + 1] < hi else hi
     return d, ids[p], lo, hi, state

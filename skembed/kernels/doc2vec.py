@@ -250,7 +250,9 @@ def train_part_dbow_shared(
             if _buffers_full(ws, need):
                 return loss_sum, n_examples, False, p, state
         d, w, lo, hi, state = _centre(ids, offsets, d, p, _ONE, _FALSE, state)
-        end = min(p + DBOW_BATCH, offsets[d + 1], p_end)
+        end = p + DBOW_BATCH  # the batch ends at the document's end or the step's
+        end = offsets[d + 1] if offsets[d + 1] < end else end
+        end = p_end if p_end < end else end
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
         r = _in_slot(syn0, doc_rows[d], ws)
         for k in range(dim):

@@ -206,8 +206,8 @@ def _run_chunk(train, data, first, n_threads, sync, state):
                 tmp = _part_scratch(scratch, t)
                 loss, nex, bad, p, st = train(
                     doc, syn0, syn1neg, syn1, ids, offsets, c, sub, pos[t],
-                    min(ends[t], pos[t] + step), starts[t], ends[t] - starts[t], alpha_start,
-                    alpha_end, states[t], ws, need, tmp,
+                    ends[t] if ends[t] < pos[t] + step else pos[t] + step, starts[t],
+                    ends[t] - starts[t], alpha_start, alpha_end, states[t], ws, need, tmp,
                 )  # fmt: skip
                 stats[t, 0] += loss
                 stats[t, 1] += nex

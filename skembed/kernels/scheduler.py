@@ -29,7 +29,7 @@ and with one entry point per variant instead of an ``@overload`` that picked the
 (numba compiled the overload's wrapper in full, train part linked in, only to inline it),
 those three first fits took 13.6-13.9 s on a 2-core Xeon (16.8-19.5 s before the entry
 points and the helper types that match across callers, same machine); without the CPython
-and C wrappers of what only compiled code calls (``_core._INNER``), 9.7-10.4 s (12.5-14.2 s
+and C wrappers of what only compiled code calls (``_core._INNER``), 9.7-11.2 s (12.5-14.4 s
 before, interleaved, another 2-core Xeon);
 :func:`compile_notice` lets the estimators say when compiling happens.
 

@@ -114,11 +114,14 @@ def idle_threads_notice(estimator, n_threads):
     n_threads : int
         Threads the fit may use.
     """
+    from ...kernels import MAX_DETERMINISTIC_PARTS
+
     n_parts = estimator.n_parts
+    best = min(n_threads, MAX_DETERMINISTIC_PARTS)
     msg = (
         f"{type(estimator).__name__}: {n_threads} threads (n_jobs={estimator.n_jobs!r}) but "
         f"deterministic training with n_parts={n_parts} runs on {n_parts} of them; "
-        f"n_parts={min(n_threads, 16)} would use {min(n_threads, 16)} (the vectors still do "
+        f"n_parts={best} would use {best} (the vectors still do "
         "not depend on n_jobs; slower on 1-2 threads)"
         + (" and lock_free=True all of them" if hasattr(estimator, "lock_free") else "")
         + " (docs/word2vec.md)"

@@ -2,8 +2,8 @@
 
 One of each, used by every variant's ``train_part`` (see :mod:`skembed.kernels.word2vec`
 for the algorithm and the two threading modes): :class:`KernelConfig`, the random-number
-generator (word2vec.c's LCG), chunk preparation (subsampling), the sigmoid table lookup,
-the buffered row slots of the deterministic mode, the negative draw, the output layer
+generator (word2vec.c's LCG; the subsampling of each chunk is :mod:`skembed.kernels._prepare`),
+the sigmoid table lookup, the buffered row slots of the deterministic mode, the negative draw, the output layer
 (negative sampling and hierarchical softmax), the input gather/scatter, the per-token
 prologue (:func:`_centre`) and the example builders of the torch engine
 (:func:`skipgram_pairs`, :func:`cbow_windows`). Every helper called inside a hot loop takes scalars and 2-D
@@ -135,58 +135,6 @@ def _seed_state(seed, part):
     for _ in range(4):
         s = _lcg(s)
     return s
-
-
-def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed):
-    """Map raw ids to vocabulary ids, drop unknown tokens and subsample frequent words.
-
-    Parameters
-    ----------
-    raw_ids : numpy.ndarray of shape (n_raw,), int32
-        Token ids in the corpus' provisional numbering.
-    raw_offsets : numpy.ndarray of shape (n_docs + 1,), int64
-    remap : numpy.ndarray of shape (n_provisional,), int32
-        Vocabulary id of each provisional id, ``-1`` for dropped words.
-    keep_prob : numpy.ndarray of shape (n_words,), float32
-        Keep probability of each vocabulary word (``sampling.keep_probabilities``).
-    seed : int
-        Seed of the LCG deciding which tokens are kept.
-
-    Returns
-    -------
-    ids : numpy.ndarray of shape (n_kept,), int32
-    offsets : numpy.ndarray of shape (n_docs + 1,), int64
-    n_known : int
-        Number of in-vocabulary tokens before subsampling.
-    """
-    ids = np.empty(raw_ids.size, dtype=np.int32)
-    offsets = np.zeros(raw_offsets.size, dtype=np.int64)
-    k, n_known = _prepare_into(raw_ids, raw_offsets, remap, keep_prob, np.int64(seed), ids, offsets)
-    return ids[:k].copy(), offsets, int(n_known)
-
-
-# allocated in Python: compiled, np.empty/np.zeros compiled numba's array constructors (0.2 s)
-@njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
-def _prepare_into(raw_ids, raw_offsets, remap, keep_prob, seed, ids, offsets):
-    """:func:`prepare_chunk`'s loop: fills ``ids``/``offsets``; returns ``(k, n_known)``."""
-    state = _seed_state(seed, _ZERO)
-    k = 0
-    n_known = 0
-    for d in range(raw_offsets.size - 1):
-        for p in range(raw_offsets[d], raw_offsets[d + 1]):
-            w = remap[raw_ids[p]]
-            if w < 0:
-                continue
-            n_known += 1
-            kp = keep_prob[w]
-            if kp < 1.0:
-                state = _lcg(state)
-                if kp < _uniform(state):
-                    continue
-            ids[k] = w
-            k += 1
-        offsets[d + 1] = k
-    return k, n_known
 
 
 @njit(cache=True, nogil=True, _nrt=False, forceinline=True, no_cfunc_wrapper=True)

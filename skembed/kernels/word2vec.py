@@ -123,8 +123,8 @@ from ._core import (  # noqa: F401  (KernelConfig, prepare_chunk and the pair bu
     _table_index,
     _tables,
     _working,
-    prepare_chunk,
 )
+from ._prepare import prepare_chunk
 from .sampling import EXP_TABLE_SIZE
 from .windows import cbow_windows, skipgram_pairs  # noqa: F401  (re-exported)
 

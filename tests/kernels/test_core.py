@@ -12,7 +12,6 @@ from skembed.kernels._core import (
     _output_gradient,
     _seed_state,
     _table_index,
-    prepare_chunk,
 )
 
 
@@ -40,22 +39,6 @@ def test_table_index_matches_word2vec_c():
     # outside (-6, 6) and NaN: index 0 (the caller clips such scores itself)
     for f in (-6.0, 6.0, 100.0, np.nan):
         assert _table_index(np.float32(f)) == 0
-
-
-def test_prepare_chunk_remaps_drops_and_subsamples():
-    raw = np.array([0, 1, 2, 3, 0, 2], np.int32)
-    offsets = np.array([0, 3, 6], np.int64)
-    remap = np.array([1, -1, 0, 2], np.int32)
-    ids, offs, n_known = prepare_chunk(raw, offsets, remap, np.ones(3, np.float32), 0)
-    assert ids.tolist() == [1, 0, 2, 1, 0] and offs.tolist() == [0, 2, 5] and n_known == 5
-    keep = np.array([1.0, 0.5, 1.0], np.float32)
-    many = np.tile(raw, 5000)
-    ids, offs, _ = prepare_chunk(many, np.array([0, many.size]), remap, keep, 1)
-    frac = (ids == 1).sum() / 10000  # word 1 occurs 10000 times before subsampling
-    assert abs(frac - 0.5) < 0.03
-    assert (ids == 0).sum() == 10000  # keep probability 1: never dropped
-    again, _, _ = prepare_chunk(many, np.array([0, many.size]), remap, keep, 1)
-    np.testing.assert_array_equal(ids, again)
 
 
 @njit
@@ -107,11 +90,12 @@ def test_helpers_without_a_cpython_wrapper_are_called_from_compiled_code_only():
     from pathlib import Path
 
     import skembed
-    from skembed.kernels import _core, _phases, word2vec
+    from skembed.kernels import _core, _phases, _prepare, word2vec
 
     assert _without_wrapper(word2vec.train_part_shared) and _without_wrapper(_core._block_scores)
     assert _without_wrapper(_phases._merge_matrix) and _without_wrapper(_core._part_start)
-    for python_calls in (_core._seed_state, _core._table_index, _core._prepare_into):
+    python = (_core._seed_state, _core._table_index, _prepare._prepare_into, _prepare._count_draws)
+    for python_calls in python:
         assert not _without_wrapper(python_calls)
     compiled = ("njit", "jit", "overload", "intrinsic")
     root = Path(skembed.__file__).parent

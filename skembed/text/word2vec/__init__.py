@@ -56,7 +56,14 @@ def warm_up(verbose=1):
     classes = {
         c.__name__: c for c in (Word2VecTransformer, FastTextTransformer, Doc2VecTransformer)
     }
+    import numpy as np
+
+    from ...kernels._prepare import _count_draws
+
     docs = [f"w{i % 7} w{i % 5} w{i % 3} w{i % 11} w{i % 2}" for i in range(40)]
+    # chunks of 2 * MIN_PIECE_TOKENS raw tokens and more are prepared on threads, which
+    # count each piece's subsampling draws first: 40 documents never get there
+    _count_draws(np.zeros(1, np.int32), np.zeros(1, np.bool_), np.int64(0), np.int64(1))
     seconds = []
     for name, params in WARM_UP:
         t0 = time.perf_counter()

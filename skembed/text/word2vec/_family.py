@@ -315,6 +315,7 @@ class Word2VecFamilyMixin:
                 seed=seed,
                 publish=epoch_end,
                 doc_rows=doc_rows,
+                n_threads=n_threads,
             )
         syn0, syn1neg, syn1 = engine.weights()
         self.history_ = history

@@ -415,6 +415,7 @@ def train_epochs(
     seed,
     publish=None,
     doc_rows=None,
+    n_threads=1,
 ):
     """Train ``engine`` on ``corpus`` for ``epochs`` passes through :func:`run_epochs`.
 
@@ -448,6 +449,9 @@ def train_epochs(
         engine call gets ``doc_rows[document of each piece]`` as sixth argument
         (Doc2Vec's engine); without it the call has the five arguments of the
         engine interface.
+    n_threads : int, default=1
+        Threads that prepare each chunk (vocabulary remap and subsampling,
+        :func:`skembed.kernels.word2vec.prepare_chunk`; the same tokens on any count).
 
     Returns
     -------
@@ -478,7 +482,7 @@ def train_epochs(
             done += int(raw_ids.size)
             a1 = alpha - (alpha - min_alpha) * done / total
             s = chunk_seed(seed, epoch, c)
-            ids, offsets, _ = prepare_chunk(raw_ids, raw_offsets, remap, keep, s)
+            ids, offsets, _ = prepare_chunk(raw_ids, raw_offsets, remap, keep, s, n_threads)
             if doc_rows is None:
                 chunk_loss, chunk_n = engine.train_chunk(ids, offsets, a0, a1, s)
             else:  # a document-vector engine: the row of each piece's document

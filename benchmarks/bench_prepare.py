@@ -82,7 +82,7 @@ def main(argv=None):
                 t0 = time.perf_counter()
                 out = prepare_chunk(raw_ids, raw_offsets, remap, keep, seed, n)
                 best = min(best, time.perf_counter() - t0)
-            same = all(np.array_equal(a, b) for a, b in zip(out[:2], base[:2]))
+            same = all(np.array_equal(a, b) for a, b in zip(out[:2], base[:2], strict=True))
             times[n] = (best, same and out[2] == base[2])
         print(
             f"\n{corpus}: one chunk of {raw_ids.size:,} raw tokens, {raw_offsets.size - 1:,} "

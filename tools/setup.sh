@@ -31,6 +31,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "$want" > "$stamp"
 fi
 # Compile the word2vec family's numba kernels for the common configurations now, so a user's
-# first fit loads machine code instead of compiling it (about 80 s once on 2 cores; about
-# 5 s when numba's cache is already valid for the installed sources).
+# first fit loads machine code instead of compiling it (17-19 s once on a 2-core Xeon,
+# 2026-11-27; about 5 s when numba's cache is already valid for the installed sources).
 .venv/bin/python -c "from skembed.text.word2vec import warm_up; warm_up()"

@@ -118,7 +118,10 @@ def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed, n_threads=1):
         share = np.concatenate(([1.0 + _COUNT_COST], np.ones(n_pieces - 1)))
         n_raw = raw_offsets[-1] - raw_offsets[0]
         targets = raw_offsets[0] + np.round(n_raw * np.cumsum(share)[:-1] / share.sum())
-        cuts = np.searchsorted(raw_offsets, targets.astype(np.int64))
+        cuts = np.searchsorted(raw_offsets, targets.astype(np.int64))  # then the nearer boundary
+        cuts -= (targets - raw_offsets[cuts - 1]) < (
+            raw_offsets[np.minimum(cuts, n_docs)] - targets
+        )
         bounds = np.unique(np.concatenate(([0], cuts, [n_docs]))).astype(np.int64)
     n_pieces = bounds.size - 1
     kept = np.zeros(n_pieces, dtype=np.int64)

@@ -35,7 +35,8 @@ def warm_up(verbose=1):
     """Compile (or load from numba's disk cache) the kernels of the common configurations.
 
     ``tools/setup.sh`` runs it once after installing, so that a user's first fit loads
-    machine code instead of compiling it (3-7 s per configuration on 2 cores).
+    machine code instead of compiling it (2-5 s per configuration, 17-19 s for the five on a
+    2-core Xeon, 2026-11-27).
     numba's cache is kept beside the installed kernels (``skembed/kernels/__pycache__``,
     or numba's user cache directory where that is not writable) and is checked against
     the sources (``skembed.kernels._drop_stale_cache``); with a warm cache this takes
@@ -58,12 +59,14 @@ def warm_up(verbose=1):
     }
     import numpy as np
 
-    from ...kernels._prepare import _count_draws
+    from ...kernels.word2vec import prepare_chunk
 
     docs = [f"w{i % 7} w{i % 5} w{i % 3} w{i % 11} w{i % 2}" for i in range(40)]
-    # chunks of 2 * MIN_PIECE_TOKENS raw tokens and more are prepared on threads, which
-    # count each piece's subsampling draws first: 40 documents never get there
-    _count_draws(np.zeros(1, np.int32), np.zeros(1, np.bool_), np.int64(0), np.int64(1))
+    # a chunk of two pieces: chunks of 2 * 65,536 raw tokens and more are prepared on threads,
+    # which count each piece's subsampling draws first (40 documents never get there)
+    n = 1 << 17
+    prepare_chunk(np.zeros(n, np.int32), np.array([0, n // 2, n]), np.zeros(1, np.int32),
+                  np.full(1, 0.5, np.float32), 0, 2)  # fmt: skip
     seconds = []
     for name, params in WARM_UP:
         t0 = time.perf_counter()

@@ -123,11 +123,22 @@ def test_compile_notifier_prints_at_verbose_and_logs_otherwise(capsys, caplog):
 
 @pytest.mark.slow
 def test_warm_up_fits_every_listed_configuration():
+    import subprocess
+    import sys
+
     from skembed.text.word2vec import WARM_UP, warm_up
 
     seconds = warm_up(verbose=0)
     assert len(seconds) == len(WARM_UP) == 5
     assert all(s > 0 for s in seconds)
+    # also the draw count of chunks prepared on threads (the tiny warm-up corpus never splits),
+    # in a fresh process: here another test may have compiled it already
+    code = (
+        "from skembed.text.word2vec import warm_up; warm_up(verbose=0); "
+        "from skembed.kernels._prepare import _count_draws as f; print(len(f.signatures))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "1"
 
 
 @pytest.mark.parametrize("chunk_loss", [float("nan"), 5e6])

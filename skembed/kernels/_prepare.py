@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from ._core import _INC, _MUL, _ZERO, _lcg, _seed_state, _uniform
+from ._sync import on_threads
 
 #: fewest raw tokens per thread for :func:`prepare_chunk` to split a chunk: below it starting
 #: a thread (about 0.1 ms) costs more than the piece's work (about 15 ns per token)
@@ -147,7 +148,7 @@ def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed, n_threads=1):
         )
         kept[j] = end - raw_offsets[d0]
 
-    _on_threads(piece, n_pieces, counted)
+    on_threads(piece, n_pieces, counted.abort if counted is not None else None)
     # each piece wrote from its first raw position on: close the gaps, shift its offsets
     out = np.empty(int(kept.sum()), dtype=np.int32)
     base = 0
@@ -157,32 +158,6 @@ def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed, n_threads=1):
         offsets[d0 + 1 : d1 + 1] -= p0 - base
         base += kept[j]
     return out, offsets, int(known.sum())
-
-
-def _on_threads(work, n, barrier=None):
-    """``work(j)`` for ``j`` in ``range(n)``: ``j = 0`` on the calling thread, the others on
-    ``n - 1`` started threads (the compiled loops release the GIL). An error in one aborts
-    ``barrier`` (its waiters stop instead of waiting forever) and is raised here."""
-    errors = []
-
-    def run(j):
-        try:
-            work(j)
-        except BaseException as exc:
-            errors.append(exc)
-            if barrier is not None:
-                barrier.abort()
-
-    threads = [threading.Thread(target=run, args=(j,), daemon=True) for j in range(1, n)]
-    for thread in threads:
-        thread.start()
-    run(0)
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise next(
-            (e for e in errors if not isinstance(e, threading.BrokenBarrierError)), errors[0]
-        )
 
 
 @njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)

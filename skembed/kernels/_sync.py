@@ -20,6 +20,7 @@ than spinning against it (the wait policy libgomp's ``GOMP_SPINCOUNT`` sets for 
 from __future__ import annotations
 
 import sys
+import threading
 
 import numpy as np
 from llvmlite import ir
@@ -91,6 +92,53 @@ def yield_core(typingctx):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+def on_threads(work, n, on_error=None):
+    """Run ``work(j)`` for ``j`` in ``range(n)`` at once: ``j = 0`` on the calling thread, the
+    others on ``n - 1`` started threads (the kernels' compiled calls release the GIL).
+
+    An exception in one ``work`` is kept and ``on_error()`` called at once (so the other
+    threads stop waiting for it, e.g. at a barrier); after all threads end, the first error
+    is raised (one that is not a ``threading.BrokenBarrierError`` caused by it, if any).
+
+    Parameters
+    ----------
+    work : callable
+        ``work(j)``, ``j`` an int.
+    n : int
+        Threads, the calling one included (``>= 1``).
+    on_error : callable or None, default=None
+        Called with no argument when a ``work`` raises.
+
+    Examples
+    --------
+    >>> from skembed.kernels._sync import on_threads
+    >>> seen = []
+    >>> on_threads(seen.append, 3)
+    >>> sorted(seen)
+    [0, 1, 2]
+    """
+    errors = []
+
+    def run(j):
+        try:
+            work(j)
+        except BaseException as exc:
+            errors.append(exc)
+            if on_error is not None:
+                on_error()
+
+    threads = [threading.Thread(target=run, args=(j,), daemon=True) for j in range(1, n)]
+    for thread in threads:
+        thread.start()
+    run(0)
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise next(
+            (e for e in errors if not isinstance(e, threading.BrokenBarrierError)), errors[0]
+        )
 
 
 def new_barrier():

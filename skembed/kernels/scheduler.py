@@ -40,7 +40,6 @@ imports this one back): :func:`train_word2vec_chunk`, :func:`train_doc2vec_chunk
 
 from __future__ import annotations
 
-import threading
 import time
 from contextlib import contextmanager
 
@@ -63,7 +62,7 @@ from ._phases import (  # noqa: F401  (training_partition: re-exported for the e
     _workspaces,
     training_partition,
 )
-from ._sync import ABORT, barrier, new_barrier
+from ._sync import ABORT, barrier, new_barrier, on_threads
 
 #: ``variant`` of Word2Vec/FastText: :func:`skembed.kernels.word2vec.train_part`
 PER_EXAMPLE = 0
@@ -330,23 +329,11 @@ def run_phases(
     n_threads = max(1, min(int(numba.get_num_threads()), int(n_parts)))
     data = (syn0, syn1neg, syn1, ids, offsets, c, sub, doc, phase, alpha_start, alpha_end)
     sync = new_barrier()
-    errors = []
 
-    def work(k):
-        try:
-            chunk(data, k, n_threads, sync, state)
-        except BaseException as exc:  # the others stop at their next barrier, then re-raised
-            errors.append(exc)
-            sync[ABORT] = 1
+    def stop_the_others():  # they stop at their next barrier; the error is raised after
+        sync[ABORT] = 1
 
-    threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(1, n_threads)]
-    for thread in threads:
-        thread.start()
-    work(0)
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
+    on_threads(lambda k: chunk(data, k, n_threads, sync, state), n_threads, stop_the_others)
     return state[0]
 
 

@@ -108,6 +108,10 @@ _TRUE, _FALSE = np.bool_(True), np.bool_(False)
 #: first-class calls; issue 39's three first fits: 12.5-14.4 s -> 9.7-11.2 s, 2-core VM).
 #: Python must not call them (no entry point: the interpreter crashes); tests use an ``njit``
 #: function, and tests/kernels/test_core.py checks that no Python function of the package does.
+#: A helper that computes with floats names its ``fastmath`` itself: numba compiles a callee
+#: with its first caller's ``fastmath`` when it sets none, and caches that one machine code
+#: for every later caller (a test calling ``_table_index`` from Python first changed the
+#: vectors of every fit in the process and in the disk cache; tests/kernels/test_core.py).
 _INNER = dict(cache=True, nogil=True, _nrt=False, forceinline=True, no_cpython_wrapper=True,
               no_cfunc_wrapper=True)  # fmt: skip
 #: the train parts' options: as :data:`_INNER` (only the entry points call them), fast-math
@@ -137,7 +141,9 @@ def _seed_state(seed, part):
     return s
 
 
-@njit(cache=True, nogil=True, _nrt=False, forceinline=True, no_cfunc_wrapper=True)
+@njit(
+    cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True, no_cfunc_wrapper=True
+)
 def _table_index(f):
     """Index of score ``f`` in the sigmoid tables (0 outside ``(-MAX_EXP, MAX_EXP)`` or NaN)."""
     if f > -_MAXE and f < _MAXE:
@@ -145,7 +151,7 @@ def _table_index(f):
     return 0
 
 
-@njit(**_INNER)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _logistic(f, label, alpha, sig, log_pos, log_neg):
     """Gradient and loss of one binary logistic example from its score ``f`` (scalars only).
 
@@ -342,7 +348,7 @@ def _buffers_full(ws, need):
     )
 
 
-@njit(**_INNER)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _draw_negative(state, n_words, neg_prob, neg_alias):
     """One noise word from the alias table (two LCG steps, word2vec.c's order); (word, state)."""
     state = _lcg(state)
@@ -352,7 +358,7 @@ def _draw_negative(state, n_words, neg_prob, neg_alias):
     return t + (1 - keep) * (np.int64(neg_alias[t]) - t), state
 
 
-@njit(**_INNER)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _draw_targets(w, negative, neg_prob, neg_alias, outs, state):
     """``w`` then ``negative`` noise words (those equal to ``w`` dropped) into ``outs``.
 
@@ -503,7 +509,7 @@ def _add_rows(W0, slots, n0, n1, grad, gi, dim):
             W0[s, k] += grad[gi, k]
 
 
-@njit(**_INNER)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end):
     """Prologue of a part's step, shared by every ``train_part``: the learning rate at the
     slice's first token and its step per token (linear decay over ``part_tokens``), and the
@@ -523,7 +529,7 @@ def _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end):
     return alpha0, alpha_step, lo - 1
 
 
-@njit(**_INNER)
+@njit(fastmath=_FASTMATH, **_INNER)
 def _centre(ids, offsets, d, p, window, draw, state):
     """Prologue of centre position ``p``, shared by every per-part kernel.
 

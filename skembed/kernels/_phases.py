@@ -195,7 +195,8 @@ def _merge_phase(syn0, syn1neg, syn1, w, n_parts, thread, n_threads, orig):
 
 # without numba's runtime and CPython wrapper: it allocates nothing (``orig`` is the caller's)
 # and only the entry points call it (as ``_core``'s helpers, ``_core._INNER``)
-@njit(cache=True, nogil=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@njit(cache=True, nogil=True, fastmath=False, _nrt=False, no_cpython_wrapper=True,
+      no_cfunc_wrapper=True)  # fmt: skip
 def _merge_matrix(mat, slot, rows, buf, count, m, n_parts, thread, n_threads, orig):
     """:func:`_merge_phase` for one matrix (``slot``/``rows``/``buf`` of every part), the
     rows ``r % n_threads == thread`` only.

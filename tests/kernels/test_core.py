@@ -122,3 +122,38 @@ def test_helpers_without_a_cpython_wrapper_are_called_from_compiled_code_only():
                 if _without_wrapper(target):
                     offenders.append(f"{path.name}:{call.lineno} {function.name}")
     assert checked > 1000 and not offenders, offenders
+
+
+_FIRST_CALLER = """
+import hashlib, sys
+import numpy as np
+from skembed import Word2VecTransformer
+from skembed.datasets import load_bbc_news
+if sys.argv[1] == "python-first":  # as a test does: the helper compiled from Python
+    from skembed.kernels._core import _table_index
+    _table_index(np.float32(0.5))
+docs = list(load_bbc_news()[0])[:300]
+est = Word2VecTransformer(epochs=1, n_jobs=1, random_state=0).fit(docs)
+print(hashlib.sha256(est.wv_.vectors.tobytes()).hexdigest())
+"""
+
+
+@pytest.mark.slow
+def test_vectors_do_not_depend_on_which_caller_compiled_a_helper_first(tmp_path):
+    """numba compiles a helper that names no ``fastmath`` with its first caller's, and caches
+    that machine code for all: ``_table_index`` compiled from Python first (no fast-math) gave
+    every later fit other vectors, in that process and from the disk cache. Each helper that
+    computes with floats now names its own (``_core._INNER``'s comment)."""
+    import os
+    import subprocess
+    import sys
+
+    digests = []
+    for order in ("kernel-first", "python-first"):
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / order))
+        run = subprocess.run(
+            [sys.executable, "-c", _FIRST_CALLER, order],
+            env=env, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        digests.append(run.stdout.split()[-1])
+    assert digests[0] == digests[1]

@@ -108,12 +108,14 @@ _TRUE, _FALSE = np.bool_(True), np.bool_(False)
 #: first-class calls; issue 39's three first fits: 12.5-14.4 s -> 9.7-11.2 s, 2-core VM).
 #: Python must not call them (no entry point: the interpreter crashes); tests use an ``njit``
 #: function, and tests/kernels/test_core.py checks that no Python function of the package does.
-#: A helper that computes with floats names its ``fastmath`` itself: numba compiles a callee
-#: with its first caller's ``fastmath`` when it sets none, and caches that one machine code
-#: for every later caller (a test calling ``_table_index`` from Python first changed the
-#: vectors of every fit in the process and in the disk cache; tests/kernels/test_core.py).
-_INNER = dict(cache=True, nogil=True, _nrt=False, forceinline=True, no_cpython_wrapper=True,
-              no_cfunc_wrapper=True)  # fmt: skip
+#: ``fastmath`` is named here, for every helper, because numba compiles a callee that names
+#: none with its first caller's and caches that one machine code for every later caller (a
+#: test calling ``_table_index`` from Python first changed the vectors of every fit in the
+#: process and in the disk cache; tests/kernels/test_core.py). The train parts, the helpers'
+#: callers, use it; helpers also called without it (``_lcg``, ``_uniform`` by chunk
+#: preparation) compute exactly, so it changes nothing there.
+_INNER = dict(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True,
+              no_cpython_wrapper=True, no_cfunc_wrapper=True)  # fmt: skip
 #: the train parts' options: as :data:`_INNER` (only the entry points call them), fast-math
 _PART = dict(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True,
              no_cfunc_wrapper=True)  # fmt: skip
@@ -151,7 +153,7 @@ def _table_index(f):
     return 0
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _logistic(f, label, alpha, sig, log_pos, log_neg):
     """Gradient and loss of one binary logistic example from its score ``f`` (scalars only).
 
@@ -167,7 +169,7 @@ def _logistic(f, label, alpha, sig, log_pos, log_neg):
     return np.float32(0.0), np.float32(0.0), True
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _score_update(L, li, out, oi, err, ei, label, alpha, sigmoid, log_sigmoid, dim):
     """One binary logistic example: input ``L[li]``, output row ``out[oi]`` (updated in
     place), input gradient accumulated in ``err[ei]``. Returns (loss, nan_flag).
@@ -188,7 +190,7 @@ def _score_update(L, li, out, oi, err, ei, label, alpha, sigmoid, log_sigmoid, d
     return loss, bad
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _block_scores(W1, o, L, n, sc, j, dim):
     """``sc[j, i] = L[i] . W1[o]`` for ``i < n``: one output row against ``n`` input rows.
 
@@ -233,7 +235,7 @@ def _block_scores(W1, o, L, n, sc, j, dim):
         sc[j, r] = f
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _input_gradient(err, i, W1, outs, sc, j0, j1, dim):
     """``err[i] += sc[j, i] * W1[outs[j]]`` for ``j0 <= j < j1``, in that order.
 
@@ -259,7 +261,7 @@ def _input_gradient(err, i, W1, outs, sc, j0, j1, dim):
             err[i, k] += g * W1[o, k]
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _output_gradient(outg, j, L, sc, n, dim):
     """``outg[j] = sum of sc[j, i] * L[i]`` over ``i < n``, added in order, two per pass."""
     for k in range(dim):
@@ -348,7 +350,7 @@ def _buffers_full(ws, need):
     )
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _draw_negative(state, n_words, neg_prob, neg_alias):
     """One noise word from the alias table (two LCG steps, word2vec.c's order); (word, state)."""
     state = _lcg(state)
@@ -358,7 +360,7 @@ def _draw_negative(state, n_words, neg_prob, neg_alias):
     return t + (1 - keep) * (np.int64(neg_alias[t]) - t), state
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _draw_targets(w, negative, neg_prob, neg_alias, outs, state):
     """``w`` then ``negative`` noise words (those equal to ``w`` dropped) into ``outs``.
 
@@ -374,7 +376,7 @@ def _draw_targets(w, negative, neg_prob, neg_alias, outs, state):
     return n, state
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alpha, dim):
     """Shared negatives of one fixed input: ``c.negative`` noise words drawn once.
 
@@ -410,7 +412,7 @@ def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alp
     return loss, state, bad
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _output_layer(L, li, w, err, ei, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim):
     """Train the output layer for the input vector ``L[li]`` and target word ``w``.
 
@@ -454,7 +456,7 @@ def _tables(c):
     )  # fmt: skip
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _gather_rows(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     """Add the input rows of word ``u`` to ``L[li]``, recording their working rows.
 
@@ -479,7 +481,7 @@ def _gather_rows(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     return n
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _gather_input(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     """Input vector of word ``u`` into ``L[li]``: its row, or the mean of its subword rows
     (``sub`` as :func:`_gather_rows`, whose ``slots``/``n`` bookkeeping it shares).
@@ -499,7 +501,7 @@ def _gather_input(W0, syn0, u, sub, ws, L, li, slots, n, dim):
     return n1
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _add_rows(W0, slots, n0, n1, grad, gi, dim):
     """Add ``grad[gi]`` in full to the working rows ``slots[n0:n1]`` (recorded by
     :func:`_gather_rows`), in their order."""
@@ -509,7 +511,7 @@ def _add_rows(W0, slots, n0, n1, grad, gi, dim):
             W0[s, k] += grad[gi, k]
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end):
     """Prologue of a part's step, shared by every ``train_part``: the learning rate at the
     slice's first token and its step per token (linear decay over ``part_tokens``), and the
@@ -529,7 +531,7 @@ def _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end):
     return alpha0, alpha_step, lo - 1
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _centre(ids, offsets, d, p, window, draw, state):
     """Prologue of centre position ``p``, shared by every per-part kernel.
 

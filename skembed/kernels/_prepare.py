@@ -131,9 +131,11 @@ def prepare_chunk(raw_ids, raw_offsets, remap, keep_prob, seed, n_threads=1):
     kept = np.zeros(n_pieces, dtype=np.int64)
     known = np.zeros(n_pieces, dtype=np.int64)
     draws_in = np.zeros(n_pieces, dtype=np.int64)  # LCG draws of each piece but the last
-    draws = np.zeros(remap.size, dtype=np.bool_)
-    if keep_prob.size:
-        draws = (remap >= 0) & (keep_prob[np.maximum(remap, 0)] < 1.0)
+    draws = None  # per provisional id: a draw (in the vocabulary, kept with probability < 1)
+    if n_pieces > 1:
+        draws = np.zeros(remap.size, dtype=np.bool_)
+        if keep_prob.size:
+            draws = (remap >= 0) & (keep_prob[np.maximum(remap, 0)] < 1.0)
     counted = threading.Barrier(n_pieces - 1) if n_pieces > 2 else None
 
     def piece(j):

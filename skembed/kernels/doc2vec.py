@@ -293,7 +293,7 @@ def _needs(c, dm, dbow_words, shared, max_ctx):
     return need
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _frozen_output_layer(l1, w, neu1e, hs, negative, syn1, syn1neg, c, state, alpha, dim):
     """The output layer of :func:`~skembed.kernels._core._output_layer` with frozen rows.
 
@@ -324,7 +324,7 @@ def _frozen_output_layer(l1, w, neu1e, hs, negative, syn1, syn1neg, c, state, al
     return state, False
 
 
-@njit(fastmath=_FASTMATH, **_INNER)
+@njit(**_INNER)
 def _gradient(l1, out, label, alpha, c, dim):
     """``(label - sigmoid(l1 . out)) * alpha`` with word2vec's clipped table; (g, nan_flag)."""
     f = np.float32(0.0)

@@ -22,6 +22,16 @@ Tables, text among other columns or none (roles detected, or named with
     skembed compare --dataset penguins        # species, no text
     skembed compare --csv table.csv --label-column target [--task regression]
 
+Folds that follow the data: forward-chaining in time (train on the past, score
+the next block), or whole groups (a user, a source) per fold::
+
+    skembed compare --csv posts.csv --label-column label --time-column posted_at
+    skembed compare --csv visits.csv --label-column outcome --group-column patient
+
+Progress: the plan, a bar over the fits (on a terminal), and each embedder's
+line as soon as its folds are done. Ctrl-C ends with the leaderboard of the
+rows that finished, their files written, and exit status 130.
+
 On a Dask cluster (candidates x folds as tasks; pip install "skembed[dask]")::
 
     skembed compare --scheduler tcp://scheduler-host:8786
@@ -44,6 +54,7 @@ import sys
 import tempfile
 
 from . import model_selection as ms
+from .exceptions import ComparisonInterrupted
 from .model_selection import (
     DATASETS,
     load_compare_data,
@@ -71,10 +82,15 @@ def escape_control(text):
 
 
 class _Escaped:
-    """A text stream that writes everything through :func:`escape_control`."""
+    """A text stream that writes everything through :func:`escape_control`.
+
+    ``raw_stream`` is the stream itself, for the progress bar: it writes only
+    its own text and needs its carriage returns.
+    """
 
     def __init__(self, stream):
         self._stream = stream
+        self.raw_stream = stream
 
     def write(self, text):
         return self._stream.write(escape_control(text))
@@ -87,6 +103,9 @@ def _cli_words(message):
     """A library message in the command line's words (``cv=3`` -> ``--cv 3``, ...)."""
     return (
         message.replace("cv=", "--cv ")
+        .replace("device=", "--device ")
+        .replace("time column", "--time-column")
+        .replace("group column", "--group-column")
         .replace("task='regression'", "--task regression")
         .replace("task='classification'", "--task classification")
     )
@@ -224,6 +243,20 @@ def build_parser():
     cmp.add_argument("--n-components", type=int, default=2, help="embedding width (tabular mode)")
     cmp.add_argument("--cv", type=int, default=5, help="cross-validation folds (default 5)")
     cmp.add_argument(
+        "--time-column",
+        help="column of each row's time (numbers or dates): forward-chaining folds that train "
+        "on the past and score the next block; not a feature",
+    )
+    cmp.add_argument(
+        "--group-column",
+        help="column of each row's group: no group is split across folds; not a feature",
+    )
+    cmp.add_argument(
+        "--device",
+        help="device of every embedder that takes one: cpu, cuda, cuda:N, mps "
+        "(default: each embedder's own, the GPU when there is one)",
+    )
+    cmp.add_argument(
         "--scoring",
         default=None,
         help="scikit-learn scorer name (default accuracy; r2 for regression)",
@@ -287,6 +320,18 @@ def _check_args(args):
         raise UsageError("--n-jobs 0: give a positive number of threads, or -1 for all cores.")
     if args.csv and args.dataset:
         raise UsageError("--csv and --dataset name two data sources: give one.")
+    if args.time_column and args.group_column:
+        raise UsageError(
+            "--time-column and --group-column together: give one (forward-chaining folds "
+            "already keep the rows of one time together)."
+        )
+    if args.device is not None:
+        from .utils._compute import resolve_device
+
+        try:
+            resolve_device(args.device)
+        except ValueError as exc:
+            raise UsageError(f"--device: {_cli_words(str(exc))}") from None
     if args.budget is not None:
         try:
             ms.parse_budget(args.budget)
@@ -324,6 +369,10 @@ def _prepare(args):
         ):
             raise ValueError("--categorical-column/--numeric-column/--drop-column need a table.")
         columns = {}
+        if not hasattr(X, "columns") and (args.time_column or args.group_column):
+            raise ValueError(
+                "--time-column/--group-column need a table: give a --csv with that column."
+            )
         if hasattr(X, "columns"):  # documents already come as a list of str
             columns = dict(
                 label=args.label_column,
@@ -331,6 +380,8 @@ def _prepare(args):
                 categorical_columns=args.categorical_column or None,
                 numeric_columns=args.numeric_column or None,
                 drop_columns=args.drop_column or None,
+                time_column=args.time_column,
+                group_column=args.group_column,
             )
         # the one preparation (task, data checks, roles): compare_embedders reuses it
         prepared = ms.prepare_comparison(X, y, task=args.task, cv=args.cv, **columns)
@@ -358,11 +409,21 @@ def _prepare(args):
     )
     title = f"skembed compare — {data_name}: {len(y)} {unit}, {what}"
     title += f", n_components={args.n_components}" if kind == "tabular" else ""
-    title += f", {args.cv}-fold CV"
+    title += ", " + _folds_words(prepared.split, args.cv)
     if any(dropped.values()):
         reasons = ", ".join(f"{n} with {why}" for why, n in dropped.items() if n)
         notes.insert(0, f"dropped {sum(dropped.values())} rows: {reasons}")
+    notes += list(prepared.notes)
     return prepared, names, title, notes
+
+
+def _folds_words(split, cv):
+    """The folds in the title's words."""
+    if split.kind == "time":
+        return f"{cv} forward-chaining folds by {split.column!r}"
+    if split.kind == "group":
+        return f"{cv}-fold CV grouped by {split.column!r}"
+    return f"{cv}-fold CV"
 
 
 def run_compare(args, argv=None):
@@ -378,6 +439,7 @@ def run_compare(args, argv=None):
         print(note, flush=True)
     if roles is not None:
         print("columns: " + ms.format_roles(roles), flush=True)
+    interrupted = None
     try:
         out = ms.compare_embedders(
             prepared,
@@ -392,10 +454,13 @@ def run_compare(args, argv=None):
             return_best=bool(args.save_best),
             scheduler=args.scheduler,
             compress=args.compress,
+            device=args.device,
         )
     except (ValueError, ConnectionError) as exc:
         raise UsageError(_cli_words(str(exc))) from None
-    results, best = out if args.save_best else (out, None)
+    except ComparisonInterrupted as exc:  # Ctrl-C: the finished rows are kept
+        out, interrupted = exc.results, exc.results.attrs["interrupted"]
+    results, best = out if args.save_best and interrupted is None else (out, None)
     print()
     print(ms.format_leaderboard(results, title))
     if args.budget is not None:
@@ -427,6 +492,10 @@ def run_compare(args, argv=None):
                 f"best pipeline ({name}, refitted on all {len(y)} {unit}) written to "
                 f"{args.save_best} with {fmt}; load it with skembed.model_selection.{load}"
             )
+    if interrupted is not None:
+        skipped = " (--save-best skipped)" if args.save_best else ""
+        print(f"interrupted: {interrupted}; the leaderboard and files above hold them{skipped}")
+        raise SystemExit(130)
     if failures:
         raise UsageError("; ".join(failures) + " (the leaderboard above is complete)")
     return results
@@ -438,7 +507,8 @@ def main(argv=None):
     Returns
     -------
     status : int
-        0; bad input ends the process with status 2 and one line on stderr.
+        0; bad input ends the process with status 2 and one line on stderr,
+        Ctrl-C with status 130 (after the leaderboard of the finished rows).
     """
     args = build_parser().parse_args(argv)
     if args.command == "compare":
@@ -452,6 +522,9 @@ def main(argv=None):
             except UsageError as exc:
                 print(f"skembed compare: error: {exc}", file=sys.stderr)
                 raise SystemExit(2) from None
+            except KeyboardInterrupt:  # before any row finished: nothing to show
+                print("skembed compare: interrupted before any row finished", file=sys.stderr)
+                raise SystemExit(130) from None
     return 0
 
 

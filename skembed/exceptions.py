@@ -6,7 +6,32 @@ same fault and users can catch it in one place.
 
 from __future__ import annotations
 
-__all__ = ["EmbeddingCacheWarning", "TrainingDivergedError"]
+__all__ = ["ComparisonInterrupted", "EmbeddingCacheWarning", "TrainingDivergedError"]
+
+
+class ComparisonInterrupted(KeyboardInterrupt):
+    """A comparison was interrupted (Ctrl-C) after some of its rows had finished.
+
+    A subclass of ``KeyboardInterrupt``, so a script that does not catch it
+    stops as on any Ctrl-C; one that does finds the finished rows in
+    ``results``.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        What :func:`skembed.model_selection.compare_embedders` returns, for
+        the rows that finished; ``results.attrs["interrupted"]`` says how many.
+
+    Examples
+    --------
+    >>> from skembed.exceptions import ComparisonInterrupted
+    >>> issubclass(ComparisonInterrupted, KeyboardInterrupt)
+    True
+    """
+
+    def __init__(self, results):
+        super().__init__(results.attrs.get("interrupted", "interrupted"))
+        self.results = results
 
 
 class EmbeddingCacheWarning(UserWarning):

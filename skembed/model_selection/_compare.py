@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 import time
 import warnings
 from dataclasses import dataclass
@@ -10,14 +9,17 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..exceptions import ComparisonInterrupted
 from ..utils._compute import limit_threads
 from ._columns import PrepareFrame, detect_roles, prepare_frame, warn_wide_categoricals
 from ._compress import compress_best
 from ._data import _n_rows, _take, check_classification_data, usable_rows
 from ._downstream import _refit, downstream_description, downstream_values
+from ._progress import CompareProgress
 from ._registry import EMBEDDERS, _resolve_embedders, _resolve_table_rows
 from ._report import leaderboard
 from ._runner import NAN_SCORES, FoldSetting, FoldTask, _cache_free_rate, _run_fold_tasks
+from ._split import SplitSpec, make_folds, split_column
 from ._task import check_regression_data, infer_task
 
 
@@ -39,6 +41,11 @@ class PreparedComparison:
         Column roles of a table (:func:`detect_roles`), else ``None``.
     columns : dict
         The roles forced by the caller (``text_columns`` ... ``drop_columns``).
+    split : SplitSpec
+        How the rows are cut into folds (shuffled, grouped or in time).
+    notes : tuple of str
+        What the preparation did to the data that the user should hear of
+        (rows dropped, constant columns left out).
     """
 
     X: object
@@ -47,6 +54,8 @@ class PreparedComparison:
     kind: str
     roles: dict | None
     columns: dict
+    split: SplitSpec = SplitSpec()
+    notes: tuple = ()
 
 
 def prepare_comparison(
@@ -60,8 +69,10 @@ def prepare_comparison(
     categorical_columns=None,
     numeric_columns=None,
     drop_columns=None,
+    time_column=None,
+    group_column=None,
 ):
-    """Check a comparison's data once: rows, target, task, data kind and column roles.
+    """Check a comparison's data once: rows, target, task, data kind, column roles and split.
 
     :func:`compare_embedders` takes the result in place of ``X`` (with
     ``y=None``) and skips these steps, so a caller that needs the task or the
@@ -82,6 +93,8 @@ def prepare_comparison(
         The label column's name, only to refuse it as a feature.
     text_columns, categorical_columns, numeric_columns, drop_columns : list of str or None
         Roles forced on columns of a DataFrame ``X`` (:func:`detect_roles`).
+    time_column, group_column : str or None, default=None
+        A column of a DataFrame ``X`` to split by, as in :func:`compare_embedders`.
 
     Returns
     -------
@@ -89,7 +102,8 @@ def prepare_comparison(
         ``X`` (documents, or the table with roles applied), ``y`` (str labels
         or float targets, rows with a missing label dropped with a
         ``UserWarning``), ``task``, ``kind`` (``"text"``, ``"tabular"`` or
-        ``"mixed"``), ``roles`` (a table) and the forced ``columns``.
+        ``"mixed"``), ``roles`` (a table), the forced ``columns``, the
+        ``split`` and the ``notes``.
 
     Raises
     ------
@@ -100,8 +114,8 @@ def prepare_comparison(
     --------
     >>> from skembed.model_selection import prepare_comparison
     >>> p = prepare_comparison(["a b", "c d", "a c", "b d"], [1.5, 2.0, 3.5, 4.25], cv=2)
-    >>> p.task, p.kind, p.y.dtype.kind
-    ('regression', 'text', 'f')
+    >>> p.task, p.kind, p.y.dtype.kind, p.split.kind
+    ('regression', 'text', 'f', 'shuffle')
     """
     columns = dict(
         text_columns=text_columns,
@@ -111,36 +125,83 @@ def prepare_comparison(
     )
     if _n_rows(X) != len(y):
         raise ValueError(f"X has {_n_rows(X)} rows but y has {len(y)}.")
+    notes = []
+    split = SplitSpec()
+    if time_column is not None or group_column is not None:
+        taken = split_column(X, time_column=time_column, group_column=group_column)
+        X, y, split = _keep_rows(taken.frame, y, taken.spec, taken.keep)
+        notes += [taken.note] if taken.note else []
+    X, y, split = _with_labels(X, y, split)
+    task, y = _checked_target(y, task, cv)
+    roles, kind = None, "tabular" if np.ndim(X) == 2 else "text"
+    if hasattr(X, "iloc") and hasattr(X, "columns"):
+        X, roles, kind, dropped = _table(X, y, label, columns)
+        notes += _constant_note(dropped)
+    elif any(columns.values()):
+        raise ValueError("Column roles need a pandas.DataFrame X with named columns.")
+    return PreparedComparison(X, y, task, kind, roles, columns, split, tuple(notes))
+
+
+def _keep_rows(X, y, split, keep):
+    """``X``, ``y`` and the split of the rows where ``keep`` is true."""
+    if keep.all():
+        return X, y, split
+    idx = np.flatnonzero(keep)
+    return _take(X, idx), np.asarray(y, dtype=object)[idx], split.take(idx)
+
+
+def _with_labels(X, y, split):
+    """The rows that have a label (the others dropped with a ``UserWarning``)."""
     keep, dropped = usable_rows(X, y)
     if not keep.all():
         warnings.warn(
             f"Dropping {dropped['missing label']} rows with a missing label.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-        idx = np.flatnonzero(keep)
-        X, y = _take(X, idx), np.asarray(y, dtype=object)[idx]
+    return _keep_rows(X, y, split, keep)
+
+
+def _checked_target(y, task, cv):
+    """The task (inferred for ``"auto"``) and ``y`` checked for it against ``cv``."""
     if task not in ("auto", "classification", "regression"):
         raise ValueError(f"task must be 'auto', 'classification' or 'regression', got {task!r}.")
     task = infer_task(y) if task == "auto" else task
     if task == "regression":
-        y = check_regression_data(y, cv)
-    else:
-        y = np.asarray(y, dtype=object).astype(str)
-        check_classification_data(y, cv)
-    roles = None
-    if hasattr(X, "iloc") and hasattr(X, "columns"):
-        roles = detect_roles(X, label=label, **columns)
-        X = prepare_frame(X, roles).reset_index(drop=True)
-        warn_wide_categoricals(X, roles, len(y))
-        kind = "mixed" if roles["text"] else "tabular"
-        if kind == "mixed" and len(X.columns) == 1:  # one text column: the plain text mode
-            X, kind = X.iloc[:, 0].tolist(), "text"
-    elif any(columns.values()):
-        raise ValueError("Column roles need a pandas.DataFrame X with named columns.")
-    else:
-        kind = "tabular" if np.ndim(X) == 2 else "text"
-    return PreparedComparison(X, y, task, kind, roles, columns)
+        return task, check_regression_data(y, cv)
+    y = np.asarray(y, dtype=object).astype(str)
+    check_classification_data(y, cv)
+    return task, y
+
+
+def _table(X, y, label, columns):
+    """A table's roles applied: ``(X, roles, kind, constant columns left out)``."""
+    roles = detect_roles(X, label=label, **columns)
+    forced = {c for role in ("categorical", "numeric") for c in columns[f"{role}_columns"] or ()}
+    constant = [
+        c
+        for role in ("categorical", "numeric", "datetime")
+        for c in roles[role]
+        if c not in forced and X[c].nunique(dropna=True) < 2
+    ]
+    for role in ("categorical", "numeric", "datetime"):
+        roles[role] = [c for c in roles[role] if c not in constant]
+    roles["dropped"] = [c for c in X.columns if c in {*roles["dropped"], *constant}]
+    X = prepare_frame(X, roles).reset_index(drop=True)
+    warn_wide_categoricals(X, roles, len(y))
+    kind = "mixed" if roles["text"] else "tabular"
+    if kind == "mixed" and len(X.columns) == 1:  # one text column: the plain text mode
+        X, kind = X.iloc[:, 0].tolist(), "text"
+    return X, roles, kind, constant
+
+
+def _constant_note(constant):
+    if not constant:
+        return []
+    return [
+        f"left out {len(constant)} constant column{'s' if len(constant) > 1 else ''} "
+        f"({', '.join(map(str, constant))}): one value in every row tells no row apart"
+    ]
 
 
 class EmbedderRow(NamedTuple):
@@ -172,10 +233,16 @@ class EmbedderRow(NamedTuple):
 
 
 def _rows(embedders, prepared, **shared):
-    """``{name: EmbedderRow}``, the rows that support the prepared data's task."""
+    """``{name: EmbedderRow}``, the rows that support the prepared data's task.
+
+    A mixed table always gets its ``none`` row (the other columns alone),
+    named or not, so that every text row's ``delta_vs_none`` is filled.
+    """
     kind, task = prepared.kind, prepared.task
     if kind == "mixed":
         rows = _resolve_table_rows(embedders, prepared.roles, **shared)
+        if "none" not in rows and any(prepared.roles[r] for r in ("categorical", "numeric")):
+            rows.update(_resolve_table_rows(["none"], prepared.roles, **shared))
     else:
         rows = {n: (*v, None) for n, v in _resolve_embedders(embedders, kind, **shared).items()}
     for name in list(rows):
@@ -187,18 +254,6 @@ def _rows(embedders, prepared, **shared):
         else:
             raise ValueError(f"Embedder {name!r} does not support {task}: drop it from the list.")
     return {name: EmbedderRow(*row) for name, row in rows.items()}
-
-
-def _folds(cv, task, y, random_state):
-    """The ``(train, test)`` row indices of each fold: stratified for classes, shuffled."""
-    from sklearn.model_selection import KFold, StratifiedKFold
-
-    if isinstance(cv, numbers.Integral):
-        split = StratifiedKFold if task == "classification" else KFold
-        splitter = split(cv, shuffle=True, random_state=random_state)
-    else:
-        splitter = cv
-    return list(splitter.split(np.zeros((len(y), 1)), y))
 
 
 def _row_tasks(name, row, n_folds):
@@ -328,22 +383,19 @@ def _embedding_seconds(outcomes):
     )
 
 
-def _print_row(name, records, best, outcomes, scoring, verbose):
+def _print_row(name, records, best, outcomes, scoring, progress):
     """The lines of a finished row: each candidate (``verbose >= 2``), then its best."""
-    if verbose >= 2:
+    if progress.verbose >= 2:
         for rec in records:
-            print(
+            progress.say(
                 f"    {name} {rec['params']}: "
-                f"{rec['mean_test_score']:.4f} ± {rec['std_test_score']:.4f}",
-                flush=True,
+                f"{rec['mean_test_score']:.4f} ± {rec['std_test_score']:.4f}"
             )
-    if verbose >= 1:
-        print(
-            f"  {name:<12} {scoring if isinstance(scoring, str) else 'score'} "
-            f"{best['mean_test_score']:.4f} ± {best['std_test_score']:.4f}"
-            f"  ({_embedding_seconds(outcomes)})",
-            flush=True,
-        )
+    progress.say(
+        f"  {name:<12} {scoring if isinstance(scoring, str) else 'score'} "
+        f"{best['mean_test_score']:.4f} ± {best['std_test_score']:.4f}"
+        f"  ({_embedding_seconds(outcomes)})"
+    )
 
 
 def _reference(y, task):
@@ -361,30 +413,67 @@ class RowResult(NamedTuple):
     best_params: dict
 
 
+def _slow_note(name, row):
+    """The registry's note on a row that is slow on the CPU, when it will run on the CPU."""
+    spec = EMBEDDERS.get(name)
+    if spec is None or not spec.slow_on_cpu or row.embedder is None:
+        return None
+    from ..utils._compute import resolve_device
+
+    device = row.embedder.get_params().get("device", "cpu")
+    try:
+        on_cpu = resolve_device(device) == "cpu"
+    except ValueError:  # the fit will say which device is missing
+        return None
+    return spec.slow_on_cpu if on_cpu else None
+
+
+def _run_row(name, row, tasks, stream, progress):
+    """The outcomes of one row's tasks, advancing the progress bar with each."""
+    progress.start_row(name, len(tasks), _slow_note(name, row))
+    outcomes = []
+    while len(outcomes) < len(tasks):
+        outcomes.append(next(stream))
+        progress.fit_done(name, len(outcomes), len(tasks))
+    return outcomes
+
+
 def _cross_validate(rows, setting, scheduler, scoring, verbose, roles):
-    """Run every row's fold tasks; ``{name: RowResult}`` in the rows' order.
+    """Run every row's fold tasks; ``({name: RowResult}, interrupted)`` in the rows' order.
 
     The rows' tasks are one stream (all sent at once to a cluster); each row's
     records are made, and its line printed, as soon as its folds are done.
+    A ``KeyboardInterrupt`` stops the run: the rows finished before it are
+    returned with ``interrupted=True``.
     """
     n_folds = len(setting.folds)
     tasks = {name: _row_tasks(name, row, n_folds) for name, row in rows.items()}
+    n_tasks = sum(map(len, tasks.values()))
     started = time.perf_counter()
+    progress = CompareProgress(n_tasks, verbose)
+    progress.say(f"cross-validating {len(rows)} rows: {n_tasks} fits (candidates x folds)")
     stream = _run_fold_tasks([t for row in tasks.values() for t in row], setting, scheduler)
     results = {}
-    for name, row in rows.items():
-        outcomes = [next(stream) for _ in tasks[name]]
-        _warn_failed(tasks[name], outcomes)
-        with limit_threads(setting.n_jobs), warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # unseen categories/words in CV folds
-            records = _row_records(name, row, tasks[name], outcomes, setting, roles)
-        best = _best_record(records)
-        _print_row(name, records, best, outcomes, scoring, verbose)
-        results[name] = RowResult(records, best["params"])
-    if verbose >= 1 and scheduler is not None:
-        n_tasks = sum(map(len, tasks.values()))
-        print(f"  ({n_tasks} tasks on the cluster: {time.perf_counter() - started:.1f} s wall)")
-    return results
+    try:
+        for name, row in rows.items():
+            outcomes = _run_row(name, row, tasks[name], stream, progress)
+            _warn_failed(tasks[name], outcomes)
+            with limit_threads(setting.n_jobs), warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # unseen categories/words in CV folds
+                records = _row_records(name, row, tasks[name], outcomes, setting, roles)
+            best = _best_record(records)
+            results[name] = RowResult(records, best["params"])  # kept before it is shown
+            _print_row(name, records, best, outcomes, scoring, progress)
+    except KeyboardInterrupt:
+        stream.close()  # a cluster's tasks are cancelled with its client
+        return results, True
+    finally:
+        progress.close()
+    if scheduler is not None:
+        progress.say(
+            f"  ({n_tasks} tasks on the cluster: {time.perf_counter() - started:.1f} s wall)"
+        )
+    return results, False
 
 
 def _results_frame(rows_done, prepared, scoring):
@@ -450,6 +539,9 @@ def compare_embedders(
     return_best=False,
     scheduler=None,
     compress=False,
+    time_column=None,
+    group_column=None,
+    device=None,
 ):
     """Cross-validate embedders under one fair downstream model.
 
@@ -495,7 +587,8 @@ def compare_embedders(
         more than 20 distinct values (:func:`infer_task`).
     cv : int or cross-validation splitter, default=5
         Folds (stratified for classification, plain ``KFold`` for
-        regression; shuffled with ``random_state``), or a splitter.
+        regression; shuffled with ``random_state``), or a splitter. With
+        ``time_column`` or ``group_column``, the number of folds of that split.
     scoring : str, callable or None, default=None
         A scikit-learn scorer name or callable ``scorer(estimator, X, y)``;
         ``None``: ``"accuracy"`` (classification) or ``"r2"`` (regression).
@@ -511,7 +604,10 @@ def compare_embedders(
     text_columns, categorical_columns, numeric_columns, drop_columns : list of str or None
         Roles forced on columns of a DataFrame ``X`` (:func:`detect_roles`).
     verbose : int, default=0
-        0: silent; 1: a line per embedder when it is done; 2: also a line per candidate.
+        0: silent; 1: the plan, a progress bar over the fold fits (on a
+        terminal or in a notebook), a line per embedder as soon as its folds
+        are done, and an estimate for a row that will be slow; 2: also a line
+        per candidate.
     return_best : bool, default=False
         Also refit each embedder's best candidate (with the downstream
         model) on all rows and return the fitted pipelines.
@@ -529,6 +625,23 @@ def compare_embedders(
         kept, bytes per row, speed; :func:`format_compression`), or ``None``
         and ``results.attrs["compression_note"]`` the reason (a tabular-only
         comparison, or no dense row).
+    time_column : str or None, default=None
+        A column of a DataFrame ``X`` holding each row's time (numbers, dates,
+        or strings that parse as dates): forward-chaining folds as
+        scikit-learn's ``TimeSeriesSplit`` (train on the past, score the next
+        block of time), with rows of equal time always on one side of a cut,
+        so every fold scores rows strictly later than its training rows. The
+        column is not a feature; rows without a time are dropped (a note).
+    group_column : str or None, default=None
+        A column of a DataFrame ``X`` naming each row's group (a user, a
+        patient, a document's source): no group is split across folds
+        (``StratifiedGroupKFold`` for classes, ``GroupKFold`` for a target).
+        The column is not a feature; rows without a group are dropped (a note).
+        Not together with ``time_column``.
+    device : str or None, default=None
+        Set on every default embedder that takes a ``device`` (``"cpu"``,
+        ``"cuda"``, ...); ``None`` leaves each embedder's default. A device
+        this process does not have is refused before any work.
 
     Returns
     -------
@@ -555,7 +668,9 @@ def compare_embedders(
         best, what the text adds; NaN without a ``none`` row),
         ``scoring``, ``task`` and ``downstream``. ``results.attrs`` holds
         ``downstream``, ``task``, ``reference`` (the majority-class rate, or
-        0 for R²) and ``roles`` (a DataFrame ``X``).
+        0 for R²), ``cv`` (the folds in words), ``notes`` (rows or columns
+        the preparation left out), ``interrupted`` (``False``, or how many
+        rows had finished) and ``roles`` (a DataFrame ``X``).
     best_pipelines : dict of str to sklearn.pipeline.Pipeline
         Only with ``return_best=True``: ``embedder name -> Pipeline(embed,
         scale, clf|reg)`` of its best candidate refitted on all rows, best
@@ -570,6 +685,14 @@ def compare_embedders(
         one target value, ``cv < 2``, a class with fewer rows than ``cv``, an
         unknown embedder or column, a column missing in every row, a constant
         text column, or the label named as a feature.
+        Also: a ``time_column`` of neither numbers nor dates, fewer distinct
+        times than ``cv + 1``, a ``group_column`` with fewer groups than
+        ``cv``, both split columns, a training fold with a single class, or a
+        ``device`` this process does not have.
+    ComparisonInterrupted
+        On Ctrl-C (a ``KeyboardInterrupt``) after at least one row finished:
+        its ``results`` hold the finished rows. Before that, the
+        ``KeyboardInterrupt`` itself.
     ConnectionError
         If no Dask scheduler answers at ``scheduler`` within 5 s.
     RuntimeError
@@ -597,8 +720,9 @@ def compare_embedders(
     """
     from sklearn.metrics import get_scorer
 
+    prepared = X
     if not isinstance(X, PreparedComparison):
-        X = prepare_comparison(
+        prepared = prepare_comparison(
             X,
             y,
             task=task,
@@ -607,28 +731,40 @@ def compare_embedders(
             categorical_columns=categorical_columns,
             numeric_columns=numeric_columns,
             drop_columns=drop_columns,
+            time_column=time_column,
+            group_column=group_column,
         )
-    prepared = X
+        for note in prepared.notes:
+            warnings.warn(note[0].upper() + note[1:] + ".", UserWarning, stacklevel=2)
+    if device is not None:
+        from ..utils._compute import resolve_device
+
+        resolve_device(device)  # a missing device fails now, before any work
     scoring = scoring or ("r2" if prepared.task == "regression" else "accuracy")
-    shared = dict(
-        n_components=n_components, random_state=random_state, n_jobs=n_jobs, n_rows=len(prepared.y)
-    )
-    rows = _rows(embedders, prepared, **shared)
+    shared = dict(n_components=n_components, random_state=random_state, n_jobs=n_jobs)
+    rows = _rows(embedders, prepared, n_rows=len(prepared.y), device=device, **shared)
+    folds, cv_words = make_folds(prepared.split, cv, prepared.task, prepared.y, random_state)
     setting = FoldSetting(
         X=prepared.X,
         y=prepared.y,
-        folds=_folds(cv, prepared.task, prepared.y, random_state),
+        folds=folds,
         scorer=get_scorer(scoring) if isinstance(scoring, str) else scoring,
         kind=prepared.kind,
         task=prepared.task,
         n_jobs=n_jobs,
     )
     roles = prepared.roles if prepared.kind == "mixed" else None
-    rows_done = _cross_validate(rows, setting, scheduler, scoring, verbose, roles)
+    rows_done, interrupted = _cross_validate(rows, setting, scheduler, scoring, verbose, roles)
+    if not rows_done:
+        raise KeyboardInterrupt
     best_params = {name: row.best_params for name, row in rows_done.items()}
     with limit_threads(n_jobs), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # unseen categories/words in CV folds
         results = _results_frame(rows_done, prepared, scoring)
+        results.attrs.update(cv=cv_words, notes=list(prepared.notes), interrupted=False)
+        if interrupted:
+            results.attrs["interrupted"] = f"{len(rows_done)} of {len(rows)} rows finished"
+            raise ComparisonInterrupted(results)
         if compress:
             _add_compression(results, rows, best_params, setting, random_state)
         if not return_best:

@@ -161,9 +161,12 @@ def leaderboard_html(results, title="", command=None, png=None, pareto=None):
     -------
     page : str
         The table (rank, embedder, score, width, fit seconds and their
-        embedder/downstream shares, rows/s, peak memory and size in MB, a
-        mark on the Pareto front, best parameters), the two charts, the
-        reference score, the column roles, the task and downstream model, and the command.
+        embedder/downstream shares, rows/s, peak memory and size in MB, the
+        reconstruction error of tabular rows, a mixed table's "text alone"
+        and "vs none", a mark on the Pareto front, best parameters): every
+        column the console's leaderboard shows. Then the two charts, the
+        reference score, the column roles, the task and downstream model, the
+        folds, the notes, whether the run was interrupted, and the command.
     """
     board = _board(results)
     esc = html.escape
@@ -182,6 +185,13 @@ def leaderboard_html(results, title="", command=None, png=None, pareto=None):
         ("pipeline_size_mb", "size MB", "{:.2f}"),
         ("pareto", "Pareto", "{}"),
     ]
+    if board["mean_reconstruction_error"].notna().any():
+        cols.insert(-1, ("mean_reconstruction_error", "recon err", "{:.4f}"))
+    if "text_only_score" in board and board["text_only_score"].notna().any():
+        cols[-1:-1] = [
+            ("text_only_score", "text alone", "{:.4f}"),
+            ("delta_vs_none", "vs none", "{:+.4f}"),
+        ]
     head = "".join(f"<th>{esc(label)}</th>" for _, label, _ in cols)
     head += "<th>best params</th><th>description</th>"
     rows = []
@@ -198,6 +208,11 @@ def leaderboard_html(results, title="", command=None, png=None, pareto=None):
         rows.append("<tr>" + "".join(cells) + "</tr>")
     facts = [("task", results.attrs.get("task", "classification"))]
     facts.append(("downstream model", results.attrs.get("downstream", "")))
+    if results.attrs.get("cv"):
+        facts.append(("folds", results.attrs["cv"]))
+    facts += [("note", note) for note in results.attrs.get("notes") or ()]
+    if results.attrs.get("interrupted"):
+        facts.append(("interrupted", f"{results.attrs['interrupted']} (Ctrl-C)"))
     if reference_line(results):
         facts.append(("reference", reference_line(results).removeprefix("reference: ")))
     roles = results.attrs.get("roles")

@@ -36,6 +36,9 @@ class EmbedderSpec:
         Whether it runs when no embedders are named; ``False`` for rows that fine-tune a
         transformer per fold (minutes per fold on a CPU): run them by naming them
         (``--embedders setfit``).
+    slow_on_cpu : str
+        What makes the row slow when its device is the CPU, said before it starts
+        (with how to skip it); ``""`` for rows that are quick anywhere.
     """
 
     kind: str
@@ -47,6 +50,10 @@ class EmbedderSpec:
     needs_y: bool = False
     tasks: tuple = ("classification", "regression")
     default: bool = True
+    slow_on_cpu: str = ""
+
+
+_SKIP = "leave it out of the embedders (--embedders) to skip it"
 
 
 _PRE = "skembed.tabular:TabularPreprocessor"
@@ -111,6 +118,7 @@ EMBEDDERS = {
         {"pooling": ["mean"]},
         "all-MiniLM-L6-v2, mean pooling (contextual)",
         requires=("torch", "transformers"),
+        slow_on_cpu=f"runs a transformer over every document of every fold on the CPU; {_SKIP}",
     ),
     "static": EmbedderSpec(
         "text",
@@ -131,6 +139,7 @@ EMBEDDERS = {
         requires=("torch", "transformers"),
         needs_y=True,
         default=False,
+        slow_on_cpu=f"fine-tunes a transformer on every fold: minutes per fold on a CPU; {_SKIP}",
     ),
     "static_supervised": EmbedderSpec(
         "text",
@@ -176,7 +185,7 @@ def _is_available(spec):
     return all(importlib.util.find_spec(name) is not None for name in spec.requires)
 
 
-def _build(spec, *, n_components, random_state, n_jobs, n_rows):
+def _build(spec, *, n_components, random_state, n_jobs, n_rows, device=None):
     """The unfitted estimator of ``spec`` with the comparison's shared settings applied."""
     from sklearn.pipeline import make_pipeline
 
@@ -190,6 +199,8 @@ def _build(spec, *, n_components, random_state, n_jobs, n_rows):
     shared = {"random_state": random_state}
     if n_jobs is not None:
         shared["n_jobs"] = n_jobs
+    if device is not None:
+        shared["device"] = device
     if spec.kind == "tabular":
         shared["n_components"] = n_components
         # small tables: smaller batches, so that each epoch makes enough optimiser steps
@@ -202,7 +213,14 @@ def _build(spec, *, n_components, random_state, n_jobs, n_rows):
 
 
 def default_embedders(
-    kind="text", names=None, *, n_components=2, random_state=0, n_jobs=None, n_rows=None
+    kind="text",
+    names=None,
+    *,
+    n_components=2,
+    random_state=0,
+    n_jobs=None,
+    n_rows=None,
+    device=None,
 ):
     """The default embedders of one mode, unfitted, with their parameter grids.
 
@@ -221,6 +239,9 @@ def default_embedders(
     n_rows : int or None, default=None
         Rows of the table: below 2,000 the autoencoder and VAE use
         ``batch_size=32`` (else 256) so that each epoch makes enough steps.
+    device : str or None, default=None
+        Set on every embedder that takes a ``device``; ``None`` leaves each
+        embedder's own default.
 
     Returns
     -------
@@ -259,7 +280,12 @@ def default_embedders(
                 "pip install 'skembed[all]' (or drop it from the list)."
             )
         est = _build(
-            spec, n_components=n_components, random_state=random_state, n_jobs=n_jobs, n_rows=n_rows
+            spec,
+            n_components=n_components,
+            random_state=random_state,
+            n_jobs=n_jobs,
+            n_rows=n_rows,
+            device=device,
         )
         out[name] = (est, dict(spec.grid))
     return out

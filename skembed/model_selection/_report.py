@@ -90,6 +90,8 @@ def format_leaderboard(results, title=""):
     lines.append(f"task: {task}; downstream: {downstream}; scoring: {scoring}")
     if reference_line(results):
         lines.append(reference_line(results))
+    if results.attrs.get("cv"):
+        lines.append(f"folds: {results.attrs['cv']}")
     lines += [head, "-" * len(head)]
     if ablation:
         lines.insert(
@@ -107,18 +109,18 @@ def format_leaderboard(results, title=""):
         )
         if recon:
             err = r.mean_reconstruction_error
-            line += f"{err:>11.4f}" if err == err else f"{'-':>11}"
+            line += f"{'-':>11}" if math.isnan(err) else f"{err:>11.4f}"
         if ablation:
             alone, delta = r.text_only_score, r.delta_vs_none
-            line += f"{alone:>11.4f}" if alone == alone else f"{'-':>11}"
-            line += f"{delta:>+9.4f}" if delta == delta else f"{'-':>9}"
+            line += f"{'-':>11}" if math.isnan(alone) else f"{alone:>11.4f}"
+            line += f"{'-':>9}" if math.isnan(delta) else f"{delta:>+9.4f}"
         lines.append(line + f"  {json.dumps(r.params, default=str)}")
     return "\n".join(lines)
 
 
 def _mb(value):
     """Megabytes for a fixed-width column: ``-`` when unknown, 2 decimals below 10."""
-    if value is None or value != value:
+    if value is None or math.isnan(value):
         return "-"
     return f"{value:.2f}" if value < 10 else f"{value:.0f}"
 

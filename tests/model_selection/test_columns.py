@@ -12,8 +12,6 @@ from skembed import model_selection as ms
 pd = pytest.importorskip("pandas")
 
 
-
-
 def test_roles_are_detected_and_overridden():
     frame, _ = mixed_table()
     assert ms.detect_roles(frame) == {

@@ -82,8 +82,8 @@ def test_verbose_levels_print_per_embedder_and_per_candidate(capsys):
     docs = ["cheap loan bank", "bank money loan", "cat dog farm", "farm animal dog"] * 3
     labels = ["money", "money", "farm", "farm"] * 3
     grid = {"tfidf": (TfidfVectorizer(), {"sublinear_tf": [False, True]})}
-    # 2 candidates x values of C, and the embedder's line
-    for verbose, n_lines in ((0, 0), (1, 1), (2, 2 * len(DOWNSTREAM_CS) + 1)):
+    # the plan, 2 candidates x values of C, and the embedder's line
+    for verbose, n_lines in ((0, 0), (1, 2), (2, 2 * len(DOWNSTREAM_CS) + 2)):
         compare_embedders(docs, labels, grid, cv=2, verbose=verbose)
         assert len(capsys.readouterr().out.splitlines()) == n_lines
 
@@ -120,8 +120,6 @@ def test_failed_candidate_scores_nan_with_a_warning():
     by = results.groupby(results["params"].map(lambda p: p["n_components"]))["mean_test_score"]
     assert by.get_group(50).isna().all() and by.get_group(2).max() == 1.0
     assert ms.leaderboard(results)["params"].iloc[0]["n_components"] == 2
-
-
 
 
 def test_the_cli_prepares_the_data_once(tmp_path, monkeypatch, capsys):

@@ -136,3 +136,43 @@ def test_the_embedding_line_says_which_fold_fits_failed():
     failed = FoldOutcome(error="ValueError: too wide")
     assert _embedding_seconds([ok, ok, failed]) == "4.0 s embedding; 1 of 3 fold fits failed"
     assert _embedding_seconds([failed]).startswith("failed on every fold")
+
+
+def test_a_table_always_gets_its_none_row_and_the_report_shows_every_console_column():
+    from skembed.model_selection import format_leaderboard
+    from skembed.model_selection._outputs import leaderboard_html
+
+    frame, y = mixed_table()
+    embedders = {"tfidf": TfidfVectorizer()}  # 'none' not named
+    results = compare_embedders(frame, y, embedders, cv=3)
+    board = leaderboard(results).set_index("embedder")
+    assert "none" in board.index
+    delta = board.loc["tfidf", "mean_test_score"] - board.loc["none", "mean_test_score"]
+    assert board.loc["tfidf", "delta_vs_none"] == pytest.approx(delta)
+    console = format_leaderboard(results)
+    page = leaderboard_html(results)
+    for header in ("text alone", "vs none", "size MB", "peak MB", "rows/s", "dim"):
+        assert header in console and f"<th>{header}</th>" in page, header
+    alone = board.loc["tfidf", "text_only_score"]
+    assert f"{alone:.4f}" in console and f"{alone:.4f}" in page
+    assert f"{delta:+.4f}" in console and f"{delta:+.4f}" in page
+    assert "<dt>folds</dt><dd>3-fold CV</dd>" in page
+
+
+def test_constant_columns_are_left_out_with_one_note():
+    frame, y = mixed_table()
+    frame["country"], frame["version"] = "fr", 2.0
+    with pytest.warns(UserWarning, match=r"Left out 2 constant columns \(country, version\)"):
+        results = compare_embedders(frame, y, {"tfidf": TfidfVectorizer()}, cv=3)
+    assert {"country", "version"} <= set(results.attrs["roles"]["dropped"])
+    prepared = prepare_comparison(frame, y, cv=3, categorical_columns=["country"])
+    assert "country" in prepared.roles["categorical"]  # named by the user: kept
+    assert prepared.notes == (
+        "left out 1 constant column (version): one value in every row tells no row apart",
+    )
+
+
+def test_a_device_this_process_lacks_is_refused_before_any_work():
+    frame, y = mixed_table()
+    with pytest.raises(ValueError, match=r"device='cuda:7' is not available in this process"):
+        compare_embedders(frame, y, ["lsa"], cv=3, device="cuda:7")

@@ -85,7 +85,8 @@ def test_text_results_are_cv_results_with_the_shared_downstream(bbc):
         f"task: classification; downstream: {DOWNSTREAM_DESCRIPTION}; scoring: accuracy",
         f"reference: always predicting the majority class scores accuracy {ref:.4f}",
     ]
-    assert len(text.splitlines()) == 7
+    assert text.splitlines()[3] == "folds: 3-fold CV"
+    assert len(text.splitlines()) == 8
 
 
 def test_ridge_path_equals_scikit_learn_ridge():

@@ -9,8 +9,6 @@ from skembed import model_selection as ms
 pd = pytest.importorskip("pandas")
 
 
-
-
 def test_html_page_is_self_contained():
     from skembed.model_selection._outputs import chart_png, leaderboard_html
 

@@ -369,3 +369,52 @@ def test_control_characters_in_names_are_escaped_in_the_output(tmp_path, capsys)
     assert "size\\x1b[2J" in out and "kind\\x1b]0;owned\\x07" in out
     line = usage_error(capsys, [*argv, "--text-column", "bad\x1b[2Jname"])
     assert "bad\\x1b[2Jname" in line and "\x1b" not in line
+
+
+@pytest.fixture
+def dated_posts(tmp_path):
+    path = tmp_path / "posts.csv"
+    rng = np.random.default_rng(0)
+    n = 60
+    frame = pd.DataFrame(
+        {
+            "text": [f"post {i} about {rng.choice(['loans', 'farms'])} and more" for i in range(n)],
+            "likes": rng.poisson(3, n),
+            "posted": pd.date_range("2024-01-01", periods=n, freq="D").astype(str),
+            "author": [f"u{i % 6}" for i in range(n)],
+            "label": ["a", "b"] * (n // 2),
+        }
+    )
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_time_column_runs_forward_folds_and_names_them(tmp_path, capsys, dated_posts):
+    argv = ["compare", "--csv", str(dated_posts), "--label-column", "label"]
+    argv += ["--embedders", "tfidf", "--cv", "3", "--time-column", "posted"]
+    assert main([*argv, "--output-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "60 rows, 2 classes, 3 forward-chaining folds by 'posted'" in out
+    assert "folds: 3 forward-chaining folds by 'posted' (train on the past" in out
+    assert "none" in out  # the other columns alone, though not named
+    page = (tmp_path / "leaderboard.html").read_text()
+    assert "forward-chaining folds by &#x27;posted&#x27;" in page
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--time-column", "text"], "--time-column 'text' holds neither numbers nor dates"),
+        (["--time-column", "posted", "--group-column", "author"], "give one"),
+        (["--group-column", "author", "--cv", "8"], "--group-column 'author' has 6 groups"),
+        (["--device", "cuda:9"], "--device 'cuda:9' is not available in this process"),
+    ],
+)
+def test_bad_split_and_device_options_are_usage_errors(capsys, dated_posts, extra, message):
+    argv = ["compare", "--csv", str(dated_posts), "--label-column", "label", *extra]
+    assert message in usage_error(capsys, argv)
+
+
+def test_time_column_on_documents_alone_is_a_usage_error(capsys):
+    line = usage_error(capsys, ["compare", "--time-column", "date"])
+    assert "--time-column/--group-column need a table" in line

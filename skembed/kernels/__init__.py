@@ -37,10 +37,8 @@ def launch_threads():
     """Start numba's thread pool with libgomp's threads spinning at most :data:`SPIN_COUNT`
     times before they sleep (``GOMP_SPINCOUNT``; libgomp's default is 300,000).
 
-    The deterministic training of the word2vec family ended every phase at a barrier (one
-    parallel region per phase) until 2026-11-27; it now runs on Python threads with its own
-    barrier (:mod:`skembed.kernels._sync`), and the pool serves GloVe and Doc2Vec's
-    inference. libgomp's idle threads spin at a region's end before they sleep; where
+    The deterministic training of the word2vec family runs on Python threads with its own
+    barrier (:mod:`skembed.kernels._sync`); the pool serves GloVe and Doc2Vec's inference. libgomp's idle threads spin at a region's end before they sleep; where
     another process shares the cores, a spinning thread takes the CPU from its descheduled
     sibling, which the barrier then waits for. Measured with ``python benchmarks/bench_word2vec.py --corpora bbc --no-cold
     --no-eval --tools gensim,skembed`` (BBC News, 2 threads, 2-core AMD EPYC, a second

@@ -105,7 +105,7 @@ _ZERO, _ONE = np.int64(0), np.int64(1)
 _TRUE, _FALSE = np.bool_(True), np.bool_(False)
 #: options of the helpers only compiled code calls: compiled once each, LLVM-inlined, no numba
 #: runtime, and neither wrapper numba builds for every function (the CPython one, the C one for
-#: first-class calls; issue 39's three first fits: 12.5-14.4 s -> 9.7-11.2 s, 2-core VM).
+#: first-class calls), which shortens every first fit's compilation (``docs/word2vec.md``).
 #: Python must not call them (no entry point: the interpreter crashes); tests use an ``njit``
 #: function, and tests/kernels/test_core.py checks that no Python function of the package does.
 #: ``fastmath`` is named here, for every helper, because numba compiles a callee that names

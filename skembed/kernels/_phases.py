@@ -257,7 +257,7 @@ def training_partition(n_threads, sync_tokens, n_parts=DEFAULT_PARTS):
     tokens (4 parts: 2,048 tokens, CBOW WordSim-353 0.35, PV-DM 0.93), and above four parts
     to half of that (8 parts: 256 tokens, 16 parts: 64; with ``(2 / n_parts) ** 2`` alone,
     FastText diverged with 8 parts). With these phases 8 and 16 parts trained as well as
-    two on BBC News (2026-11-27, seeds 0 and 1: WordSim-353, SimLex-999 and the document
+    two on BBC News (seeds 0 and 1: WordSim-353, SimLex-999 and the document
     accuracy of PV-DM and PV-DBOW at or above two parts' for Word2Vec, FastText and
     Doc2Vec), at most :data:`MAX_DETERMINISTIC_PARTS`.
 

@@ -4,10 +4,9 @@
 subsamples frequent words with word2vec.c's LCG (one draw per in-vocabulary token whose keep
 probability is below 1). It runs before every chunk is trained, on the CPU, whatever the
 engine, so on one thread it is the serial part of a fit (``docs/word2vec.md``, "A model of
-thread scaling": before 2026-11-27, 4% of a 2-thread CBOW fit on BBC News and 13% of
-PV-DBOW's; on a GPU it is the host's share of every epoch). Its loop is branch-free: whether
-a token is kept is a coin toss, which a branch mispredicts half the time (BBC News, one
-thread: 6.7 ms, now 3.3 ms).
+thread scaling"; on a GPU it is the host's share of every epoch). Its loop is branch-free:
+whether a token is kept is a coin toss, which a branch mispredicts half the time
+(``benchmarks/bench_prepare.py`` times it).
 
 With ``n_threads > 1`` the chunk's documents are split into contiguous pieces, one per
 thread. Piece 0 starts from the seed's LCG state at once; the thread of piece ``j > 0`` first

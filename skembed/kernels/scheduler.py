@@ -21,8 +21,7 @@ compiled entry point (:data:`ENTRIES`) into which numba inlines the loop and a s
 ``sub is None`` and ``phase is None`` are decided by the *type* of the argument when numba
 compiles an entry point, so every variant is its own machine code with no branch on the
 variant in its inner loops (such branches cost ~30%), and a first fit with an empty numba
-cache compiles the one train part it runs, not all four (the three estimators' first fits
-on 200 tiny documents, 2-core Xeon, load 3.5-4: 218 s -> 80 s). Without ``prange`` (no
+cache compiles the one train part it runs, not all four. Without ``prange`` (no
 parfor lowering), with the helpers compiled once each and LLVM-inlined (``forceinline``)
 instead of re-inlined into every train part by numba, with the per-chunk set-up in numpy,
 and with one entry point per variant instead of an ``@overload`` that picked the train part
@@ -294,8 +293,8 @@ def run_phases(
     (:func:`skembed.kernels._sync.barrier`), then the threads merge the rows the phase
     touched, each row by one thread in part order
     (:func:`~skembed.kernels._phases._merge_phase`), so the vectors do not depend on the
-    threads. This replaced numba's ``prange``, whose parfor
-    lowering took 4.1-4.5 s of every variant's first compilation (issue 39).
+    threads. Python threads rather than numba's ``prange``: parfor lowering took seconds of
+    every variant's first compilation.
 
     Parameters
     ----------

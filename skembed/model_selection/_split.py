@@ -169,7 +169,7 @@ def make_folds(spec, cv, task, y, random_state=0):
     >>> spec = SplitSpec("time", "day", np.array([3.0, 1.0, 2.0, 2.0, 4.0, 5.0]))
     >>> folds, words = make_folds(spec, 2, "regression", np.zeros(6))
     >>> [(train.tolist(), test.tolist()) for train, test in folds]
-    [([1, 2, 3], [0]), ([0, 1, 2, 3], [4, 5])]
+    [([1], [0, 2, 3]), ([0, 1, 2, 3], [4, 5])]
     >>> words
     "2 forward-chaining folds by 'day' (train on the past, score the next block)"
     """
@@ -218,10 +218,10 @@ def _forward_folds(spec, cv):
     """Forward-chaining folds with every tie of times on one side of each cut.
 
     The cuts are those of ``TimeSeriesSplit(cv)`` over the rows sorted by
-    time, each moved forward past the rows that share the time just before
-    it: a fold trains on every row strictly earlier than its test block, so
-    no row is scored with a row of the same time in its training fold (two
-    cuts that meet become one, and the folds are fewer).
+    time, each moved to the nearer end of the run of rows that share its
+    time: a fold trains on every row strictly earlier than its test block,
+    so no row is scored with a row of the same time in its training fold
+    (two cuts that meet become one, and the folds are fewer, with a warning).
     """
     from sklearn.model_selection import TimeSeriesSplit
 
@@ -239,11 +239,28 @@ def _forward_folds(spec, cv):
         )
     n = len(ordered)
     starts = [test[0] for _, test in TimeSeriesSplit(cv).split(ordered)]
-    cuts = {int(np.searchsorted(ordered, ordered[s - 1], side="right")) for s in starts}
-    cuts = sorted(c for c in cuts if c < n) + [n]
-    return [
-        (np.sort(order[:a]), np.sort(order[a:b])) for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+    cuts = sorted({c for c in (_nearest_boundary(ordered, s) for s in starts) if 0 < c < n})
+    cuts.append(n)
+    folds = [
+        (np.sort(order[:a]), np.sort(order[a:b])) for a, b in zip(cuts, cuts[1:], strict=False)
     ]
+    if len(folds) < cv:
+        warnings.warn(
+            f"time column {spec.column!r}: {len(folds)} forward-chaining folds, not {cv}: "
+            "rows of one time stay together, and cuts between the times met.",
+            UserWarning,
+            stacklevel=5,
+        )
+    return folds
+
+
+def _nearest_boundary(ordered, s):
+    """The change of time nearest to position ``s`` of the sorted times (``s`` if one is there)."""
+    left = int(np.searchsorted(ordered, ordered[s], side="left"))
+    right = int(np.searchsorted(ordered, ordered[s], side="right"))
+    if left == s or (left > 0 and s - left <= right - s):
+        return left
+    return right
 
 
 def _check_fold_classes(folds, y, spec):

@@ -33,7 +33,7 @@ class AutoencoderEmbedder(BaseTabularEmbedder):
     epochs : int, default=100
         Passes over the training rows (per ``fit`` call, also with
         ``warm_start``); an upper bound with ``early_stopping`` or a stopping
-        callback. Called ``max_epochs`` before skembed 0.2.
+        callback.
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the rows, stop when the
         validation loss has not improved by ``tol`` (relative) for

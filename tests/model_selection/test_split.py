@@ -11,11 +11,11 @@ pd = pytest.importorskip("pandas")
 
 def test_forward_folds_by_hand_with_ties_on_one_side_of_each_cut():
     # sorted times 1 2 2 3 4 5: TimeSeriesSplit(2) cuts before positions 2 and 4; the first
-    # cut would part the two rows of time 2, so it moves past them
+    # cut would part the two rows of time 2, so it moves to the nearer end of their run
     spec = SplitSpec("time", "day", np.array([3.0, 1.0, 2.0, 2.0, 4.0, 5.0]))
     folds, words = make_folds(spec, 2, "regression", np.zeros(6))
     assert [(tr.tolist(), te.tolist()) for tr, te in folds] == [
-        ([1, 2, 3], [0]),
+        ([1], [0, 2, 3]),
         ([0, 1, 2, 3], [4, 5]),
     ]
     assert words.startswith("2 forward-chaining folds by 'day'")
@@ -103,6 +103,23 @@ def test_bad_split_columns_are_refused_naming_the_fix(kwargs, message):
     frame["g"] = ["x", "y"] * (len(frame) // 2)
     with pytest.raises(ValueError, match=message):
         compare_embedders(frame, y, ["raw"], cv=3, **kwargs)
+
+
+def test_three_months_give_two_forward_folds_one_month_each():
+    # the loans' issue_month: Jan, Feb, Mar in blocks of unequal size
+    times = np.repeat([1.0, 2.0, 3.0], [3395, 2988, 3617])
+    folds, _ = make_folds(SplitSpec("time", "month", times), 2, "regression", np.zeros(10000))
+    assert [(set(times[tr]), set(times[te])) for tr, te in folds] == [
+        ({1.0}, {2.0}),
+        ({1.0, 2.0}, {3.0}),
+    ]
+
+
+def test_cuts_that_meet_give_fewer_folds_with_a_warning():
+    times = np.repeat([1.0, 2.0, 3.0, 4.0], [30, 1, 1, 68])
+    with pytest.warns(UserWarning, match=r"2 forward-chaining folds, not 3"):
+        folds, words = make_folds(SplitSpec("time", "t", times), 3, "regression", np.zeros(100))
+    assert len(folds) == 2 and words.startswith("2 forward-chaining folds")
 
 
 def test_too_few_distinct_times_for_the_folds_are_refused():

@@ -64,7 +64,7 @@ class GloVeTransformer(BaseWordEmbedder):
         Count at which the weighting function ``f`` saturates at 1.
     weighting_exponent : float, default=0.75
         Exponent of the weighting function ``f(x) = (x / x_max)**weighting_exponent``
-        (the paper's α; called ``alpha`` before skembed 0.2).
+        (the paper's α).
     learning_rate : float, default=0.05
         AdaGrad's initial learning rate (``eta`` of ``glove.c``).
     epochs : int, default=25

@@ -96,7 +96,7 @@ class PPMIEmbedder(BaseWordEmbedder):
         window in expectation) or ``1 / d`` (``"harmonic"``, GloVe's).
     context_smoothing : float, default=0.75
         Context-distribution smoothing exponent (Levy et al.'s α; 1.0
-        disables it; called ``alpha`` before skembed 0.2).
+        disables it).
     shift : float, default=0.0
         Subtracted from PMI before clipping (``log(k)`` for SGNS-like SPPMI).
     eig : float, default=0.5

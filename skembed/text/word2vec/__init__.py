@@ -35,8 +35,8 @@ def warm_up(verbose=1):
     """Compile (or load from numba's disk cache) the kernels of the common configurations.
 
     ``tools/setup.sh`` runs it once after installing, so that a user's first fit loads
-    machine code instead of compiling it (2-5 s per configuration, 17-19 s for the five on a
-    2-core Xeon, 2026-11-27).
+    machine code instead of compiling it (a few seconds per configuration; ``docs/install.md``
+    gives the measured times).
     numba's cache is kept beside the installed kernels (``skembed/kernels/__pycache__``,
     or numba's user cache directory where that is not writable) and is checked against
     the sources (``skembed.kernels._drop_stale_cache``); with a warm cache this takes

@@ -92,11 +92,9 @@ class FastTextTransformer(Word2VecTransformer):
     centre). With shared negatives (the default) the bag is gathered once
     per window, each context word is a positive example, the noise words are
     drawn once per window, and the summed gradient is added once to each row
-    of the bag. Until issue 21 the context word's bag predicted the centre
-    word (one bag gather and update per pair); quality before and after the
-    change, against gensim, is in ``docs/fasttext.md`` (within 0.01 of
-    gensim's SimLex-999 and analogy on a 1M-token debdocs prefix, analogy
-    0.04 lower than the old convention there).
+    of the bag. The other convention (the context word's bag predicting
+    the centre word, one bag gather and update per pair) is compared with
+    this one against gensim in ``docs/fasttext.md``.
 
     Pre-trained Facebook fastText models load with :meth:`from_facebook`.
 

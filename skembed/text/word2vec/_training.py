@@ -492,8 +492,8 @@ def train_epochs(
             per_example = chunk_loss / chunk_n if chunk_n > 0 else 0.0
             if not np.isfinite(chunk_loss) or per_example > MAX_EXAMPLE_LOSS:
                 # stop at the chunk, not at the epoch's end; a finite loss far above any
-                # trained model's is divergence too (the H200 run of issue 39: skip-gram's
-                # defaults on BBC News gave 1e8-3e12 per example and "trained")
+                # trained model's is divergence too (a GPU fit once reached 1e8-3e12 per
+                # example and "trained")
                 # the engine names what to change (torch-batched: its batch), else alpha
                 advice = getattr(engine, "divergence_advice", None)
                 parameter, value, why = advice(alpha) if advice else ("alpha", alpha, hint)

@@ -155,16 +155,11 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         bit-identical vectors, whatever ``n_jobs`` -- with parts that merge
         their updates in a fixed order every 8,192 centre words; ``True`` uses lock-free
         (Hogwild) threads as word2vec.c and gensim do, whose vectors vary
-        slightly from run to run. Measured on BBC News, 2 threads, 2-core AMD
-        EPYC, after the score-first blocks (2026-11-25, night; ratios of
-        lock-free to deterministic words/s, ``bench_word2vec.py``): skip-gram
-        1.50x and 1.27x in two quiet runs, 1.46-1.54x in three with a second
-        CPU-bound process running; CBOW 1.60x and 1.45x, 1.50-1.83x under
-        load; FastText skip-gram
-        1.58-1.75x quiet and 2.05x under load (evening) -- every phase waits
-        for the slower thread, and each thread copies the rows it touches --
-        with the same WordSim-353 and SimLex-999 within run-to-run noise; see
-        ``docs/word2vec.md``.
+        slightly from run to run. Lock-free is faster on 2 threads (about
+        1.3-2x the deterministic words/s: every phase waits for the slower
+        thread, and each thread copies the rows it touches) with the same
+        WordSim-353 and SimLex-999 within run-to-run noise; the measurements
+        are in ``docs/word2vec.md``.
     batch_size : int or None, default=None
         Examples per step of the torch engines; ignored by the numba engine.
         ``engine_="torch-batched"`` (measured 13.4M words/s skip-gram and

@@ -114,11 +114,24 @@ _TRUE, _FALSE = np.bool_(True), np.bool_(False)
 #: process and in the disk cache; tests/kernels/test_core.py). The train parts, the helpers'
 #: callers, use it; helpers also called without it (``_lcg``, ``_uniform`` by chunk
 #: preparation) compute exactly, so it changes nothing there.
-_INNER = dict(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, forceinline=True,
-              no_cpython_wrapper=True, no_cfunc_wrapper=True)  # fmt: skip
+_INNER = dict(
+    cache=True,
+    nogil=True,
+    fastmath=_FASTMATH,
+    _nrt=False,
+    forceinline=True,
+    no_cpython_wrapper=True,
+    no_cfunc_wrapper=True,
+)
 #: the train parts' options: as :data:`_INNER` (only the entry points call them), fast-math
-_PART = dict(cache=True, nogil=True, fastmath=_FASTMATH, _nrt=False, no_cpython_wrapper=True,
-             no_cfunc_wrapper=True)  # fmt: skip
+_PART = dict(
+    cache=True,
+    nogil=True,
+    fastmath=_FASTMATH,
+    _nrt=False,
+    no_cpython_wrapper=True,
+    no_cfunc_wrapper=True,
+)
 
 
 @njit(**_INNER)
@@ -451,9 +464,16 @@ def _output_layer(L, li, w, err, ei, W1, W2, syn1neg, syn1, ws, t, outs, state, 
 def _tables(c):
     """The output-layer settings and tables of a :class:`KernelConfig`, unpacked once."""
     return (
-        c.hs, c.negative, c.neg_prob, c.neg_alias, c.codes, c.points, c.code_lengths, c.sigmoid,
+        c.hs,
+        c.negative,
+        c.neg_prob,
+        c.neg_alias,
+        c.codes,
+        c.points,
+        c.code_lengths,
+        c.sigmoid,
         c.log_sigmoid,
-    )  # fmt: skip
+    )
 
 
 @njit(**_INNER)

@@ -123,9 +123,16 @@ def _scratch(n_parts, max_ctx, negative, dim, max_bag):
 def _part_scratch(scratch, t):
     """Part ``t``'s slices of :func:`_scratch`."""
     return (
-        scratch[0][t], scratch[1][t], scratch[2][t], scratch[3][t], scratch[4][t], scratch[5][t],
-        scratch[6][t], scratch[7][t], scratch[8][t],
-    )  # fmt: skip
+        scratch[0][t],
+        scratch[1][t],
+        scratch[2][t],
+        scratch[3][t],
+        scratch[4][t],
+        scratch[5][t],
+        scratch[6][t],
+        scratch[7][t],
+        scratch[8][t],
+    )
 
 
 def _workspaces(n_parts, n_rows, caps, dim):
@@ -169,8 +176,17 @@ def _part_workspace_impl(phase, w, t):
     if isinstance(phase, (types.NoneType, types.Omitted)):
         return lambda phase, w, t: None
     return lambda phase, w, t: (
-        w[0][t], w[1][t], w[2][t], w[3][t], w[4][t], w[5][t], w[6][t], w[7][t], w[8][t], w[9][t]
-    )  # fmt: skip
+        w[0][t],
+        w[1][t],
+        w[2][t],
+        w[3][t],
+        w[4][t],
+        w[5][t],
+        w[6][t],
+        w[7][t],
+        w[8][t],
+        w[9][t],
+    )
 
 
 @njit(inline="always")  # inlined into each entry point by numba: no library of its own
@@ -195,8 +211,14 @@ def _merge_phase(syn0, syn1neg, syn1, w, n_parts, thread, n_threads, orig):
 
 # without numba's runtime and CPython wrapper: it allocates nothing (``orig`` is the caller's)
 # and only the entry points call it (as ``_core``'s helpers, ``_core._INNER``)
-@njit(cache=True, nogil=True, fastmath=False, _nrt=False, no_cpython_wrapper=True,
-      no_cfunc_wrapper=True)  # fmt: skip
+@njit(
+    cache=True,
+    nogil=True,
+    fastmath=False,
+    _nrt=False,
+    no_cpython_wrapper=True,
+    no_cfunc_wrapper=True,
+)
 def _merge_matrix(mat, slot, rows, buf, count, m, n_parts, thread, n_threads, orig):
     """:func:`_merge_phase` for one matrix (``slot``/``rows``/``buf`` of every part), the
     rows ``r % n_threads == thread`` only.

@@ -130,9 +130,26 @@ def _doc2vec(
     doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
 ):
     return _d2v.train_part(
-        syn0, syn1neg, syn1, ids, offsets, doc[0], c, doc[1], doc[2], p0, p1, ps, pt, a0, a1, st,
-        ws, need, tmp,
-    )  # fmt: skip
+        syn0,
+        syn1neg,
+        syn1,
+        ids,
+        offsets,
+        doc[0],
+        c,
+        doc[1],
+        doc[2],
+        p0,
+        p1,
+        ps,
+        pt,
+        a0,
+        a1,
+        st,
+        ws,
+        need,
+        tmp,
+    )
 
 
 def _phase_state(syn0, syn1neg, syn1, offsets, c, doc, variant, phase, seed, n_parts):
@@ -205,10 +222,25 @@ def _run_chunk(train, data, first, n_threads, sync, state):
                 ws = _part_workspace(phase, w, t)
                 tmp = _part_scratch(scratch, t)
                 loss, nex, bad, p, st = train(
-                    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, pos[t],
-                    ends[t] if ends[t] < pos[t] + step else pos[t] + step, starts[t],
-                    ends[t] - starts[t], alpha_start, alpha_end, states[t], ws, need, tmp,
-                )  # fmt: skip
+                    doc,
+                    syn0,
+                    syn1neg,
+                    syn1,
+                    ids,
+                    offsets,
+                    c,
+                    sub,
+                    pos[t],
+                    ends[t] if ends[t] < pos[t] + step else pos[t] + step,
+                    starts[t],
+                    ends[t] - starts[t],
+                    alpha_start,
+                    alpha_end,
+                    states[t],
+                    ws,
+                    need,
+                    tmp,
+                )
                 stats[t, 0] += loss
                 stats[t, 1] += nex
                 states[t] = st
@@ -277,9 +309,21 @@ ENTRIES = {
 
 
 def run_phases(
-    syn0, syn1neg, syn1, ids, offsets, c, sub, doc, variant, phase, alpha_start, alpha_end, seed,
+    syn0,
+    syn1neg,
+    syn1,
+    ids,
+    offsets,
+    c,
+    sub,
+    doc,
+    variant,
+    phase,
+    alpha_start,
+    alpha_end,
+    seed,
     n_parts,
-):  # fmt: skip
+):
     """Train one corpus chunk with ``n_parts`` parts: the family's one phase loop.
 
     The parts run on Python threads (the calling one and ``n_threads - 1`` started per
@@ -413,15 +457,38 @@ def train_word2vec_chunk(
     else:
         variant = SHARED_SKIPGRAM
     return run_phases(
-        syn0, syn1neg, syn1, ids, offsets, c, sub, None, variant, phase, alpha_start, alpha_end,
-        seed, n_parts,
-    )  # fmt: skip
+        syn0,
+        syn1neg,
+        syn1,
+        ids,
+        offsets,
+        c,
+        sub,
+        None,
+        variant,
+        phase,
+        alpha_start,
+        alpha_end,
+        seed,
+        n_parts,
+    )
 
 
 def train_doc2vec_chunk(
-    syn0, syn1neg, syn1, ids, offsets, doc_rows, config, dm, dbow_words, alpha_start, alpha_end,
-    seed, n_parts,
-):  # fmt: skip
+    syn0,
+    syn1neg,
+    syn1,
+    ids,
+    offsets,
+    doc_rows,
+    config,
+    dm,
+    dbow_words,
+    alpha_start,
+    alpha_end,
+    seed,
+    n_parts,
+):
     """Train paragraph vectors on one corpus chunk split into ``n_parts`` slices of pieces.
 
     Parameters
@@ -457,6 +524,18 @@ def train_doc2vec_chunk(
     shared = bool(c.shared_negatives and not dm and not dbow_words and not c.hs and c.negative > 0)
     doc = (doc_rows, bool(dm), bool(dbow_words), shared)
     return run_phases(
-        syn0, syn1neg, syn1, ids, offsets, c, None, doc, SHARED_DBOW if shared else PER_EXAMPLE,
-        phase, alpha_start, alpha_end, seed, n_parts,
-    )  # fmt: skip
+        syn0,
+        syn1neg,
+        syn1,
+        ids,
+        offsets,
+        c,
+        None,
+        doc,
+        SHARED_DBOW if shared else PER_EXAMPLE,
+        phase,
+        alpha_start,
+        alpha_end,
+        seed,
+        n_parts,
+    )

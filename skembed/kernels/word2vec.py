@@ -343,9 +343,13 @@ def train_part_shared(
                 f = sc[j, i]
                 idx = _table_index(f)
                 g, ls, bad = _logistic(
-                    f, lab, alpha, sigmoid[idx], log_sigmoid[idx],
+                    f,
+                    lab,
+                    alpha,
+                    sigmoid[idx],
+                    log_sigmoid[idx],
                     log_sigmoid[EXP_TABLE_SIZE - 1 - idx],
-                )  # fmt: skip
+                )
                 if bad:
                     return loss_sum, n_examples, True, p, state
                 loss_sum += ls
@@ -477,9 +481,13 @@ def train_part_cbow_shared(
             f = sc[i, i]
             idx = _table_index(f)
             g, ls, bad = _logistic(
-                f, one, alphas[i], sigmoid[idx], log_sigmoid[idx],
+                f,
+                one,
+                alphas[i],
+                sigmoid[idx],
+                log_sigmoid[idx],
                 log_sigmoid[EXP_TABLE_SIZE - 1 - idx],
-            )  # fmt: skip
+            )
             if bad:
                 return loss_sum, n_examples, True, p, state
             loss_sum += ls
@@ -492,9 +500,13 @@ def train_part_cbow_shared(
                 f = sc[j, i]
                 idx = _table_index(f)
                 g, ls, bad = _logistic(
-                    f, zero, alphas[i], sigmoid[idx], log_sigmoid[idx],
+                    f,
+                    zero,
+                    alphas[i],
+                    sigmoid[idx],
+                    log_sigmoid[idx],
                     log_sigmoid[EXP_TABLE_SIZE - 1 - idx],
-                )  # fmt: skip
+                )
                 if bad:
                     return loss_sum, n_examples, True, p, state
                 loss_sum += ls

@@ -718,24 +718,15 @@ def compare_embedders(
     >>> best["params"], results.attrs["reference"]
     ({'clf__C': 0.0001}, 0.5)
     """
-    from sklearn.metrics import get_scorer
-
-    prepared = X
-    if not isinstance(X, PreparedComparison):
-        prepared = prepare_comparison(
-            X,
-            y,
-            task=task,
-            cv=cv,
-            text_columns=text_columns,
-            categorical_columns=categorical_columns,
-            numeric_columns=numeric_columns,
-            drop_columns=drop_columns,
-            time_column=time_column,
-            group_column=group_column,
-        )
-        for note in prepared.notes:
-            warnings.warn(note[0].upper() + note[1:] + ".", UserWarning, stacklevel=2)
+    columns = dict(
+        text_columns=text_columns,
+        categorical_columns=categorical_columns,
+        numeric_columns=numeric_columns,
+        drop_columns=drop_columns,
+        time_column=time_column,
+        group_column=group_column,
+    )
+    prepared = _as_prepared(X, y, task, cv, columns)
     if device is not None:
         from ..utils._compute import resolve_device
 
@@ -743,16 +734,7 @@ def compare_embedders(
     scoring = scoring or ("r2" if prepared.task == "regression" else "accuracy")
     shared = dict(n_components=n_components, random_state=random_state, n_jobs=n_jobs)
     rows = _rows(embedders, prepared, n_rows=len(prepared.y), device=device, **shared)
-    folds, cv_words = make_folds(prepared.split, cv, prepared.task, prepared.y, random_state)
-    setting = FoldSetting(
-        X=prepared.X,
-        y=prepared.y,
-        folds=folds,
-        scorer=get_scorer(scoring) if isinstance(scoring, str) else scoring,
-        kind=prepared.kind,
-        task=prepared.task,
-        n_jobs=n_jobs,
-    )
+    setting = _fold_setting(prepared, cv, scoring, n_jobs, random_state)
     roles = prepared.roles if prepared.kind == "mixed" else None
     rows_done, interrupted = _cross_validate(rows, setting, scheduler, scoring, verbose, roles)
     if not rows_done:
@@ -761,15 +743,44 @@ def compare_embedders(
     with limit_threads(n_jobs), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # unseen categories/words in CV folds
         results = _results_frame(rows_done, prepared, scoring)
-        results.attrs.update(cv=cv_words, notes=list(prepared.notes), interrupted=False)
+        results.attrs.update(cv=setting.description, notes=list(prepared.notes))
+        results.attrs["interrupted"] = (
+            interrupted and f"{len(rows_done)} of {len(rows)} rows finished"
+        )
         if interrupted:
-            results.attrs["interrupted"] = f"{len(rows_done)} of {len(rows)} rows finished"
             raise ComparisonInterrupted(results)
         if compress:
             _add_compression(results, rows, best_params, setting, random_state)
         if not return_best:
             return results
         return results, _refit_best(rows, best_params, results, prepared)
+
+
+def _as_prepared(X, y, task, cv, columns):
+    """``X`` when it is a :class:`PreparedComparison`, else its preparation (notes warned)."""
+    if isinstance(X, PreparedComparison):
+        return X
+    prepared = prepare_comparison(X, y, task=task, cv=cv, **columns)
+    for note in prepared.notes:
+        warnings.warn(note[0].upper() + note[1:] + ".", UserWarning, stacklevel=3)
+    return prepared
+
+
+def _fold_setting(prepared, cv, scoring, n_jobs, random_state):
+    """The :class:`FoldSetting` of a comparison: its folds and scorer over the prepared data."""
+    from sklearn.metrics import get_scorer
+
+    folds, description = make_folds(prepared.split, cv, prepared.task, prepared.y, random_state)
+    return FoldSetting(
+        X=prepared.X,
+        y=prepared.y,
+        folds=folds,
+        scorer=get_scorer(scoring) if isinstance(scoring, str) else scoring,
+        kind=prepared.kind,
+        task=prepared.task,
+        n_jobs=n_jobs,
+        description=description,
+    )
 
 
 def _add_compression(results, rows, best_params, setting, random_state):

@@ -374,6 +374,8 @@ class FoldSetting:
         The task.
     n_jobs : int or None
         Threads of each embedder.
+    description : str, default=""
+        The folds in words (``"5-fold CV"``, ``"3 forward-chaining folds by 'day' ..."``).
     """
 
     X: object
@@ -383,6 +385,7 @@ class FoldSetting:
     kind: str
     task: str
     n_jobs: int | None
+    description: str = ""
 
     def arguments(self, task, X=None, y=None):
         """The positional arguments of :func:`_fold_task` for ``task`` (``X``/``y`` overridable)."""

@@ -337,8 +337,20 @@ def train_sgns_chunk(
     # step is only gathers, three matrix products and two index_add_ (fewer launches)
     block = max(batch_words, (_BLOCK_CENTRES // batch_words) * batch_words)
     for b0 in range(0, n_tok, block):
-        plan = _plan_block(ids, offsets, b0, min(b0 + block, n_tok), window, negative, prob,
-                           alias, gen, float(alpha_start), step, syn0.dtype)  # fmt: skip
+        plan = _plan_block(
+            ids,
+            offsets,
+            b0,
+            min(b0 + block, n_tok),
+            window,
+            negative,
+            prob,
+            alias,
+            gen,
+            float(alpha_start),
+            step,
+            syn0.dtype,
+        )
         fn = _skipgram_step if sg else _cbow_step
         block_bags = (
             None if subwords is None else subwords.block(plan["ctx"], plan["valid"], batch_words)

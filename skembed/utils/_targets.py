@@ -12,9 +12,7 @@ from ._validation import missing_mask
 __all__ = ["check_cross_fit_classes", "check_target", "cross_fitted", "fit_cross_fitted"]
 
 
-def check_target(
-    y, n_samples, *, target_type, estimator, min_per_class=1, constant_ok=False
-):
+def check_target(y, n_samples, *, target_type, estimator, min_per_class=1, constant_ok=False):
     """Validate the ``y`` of an estimator that learns from labels: the one check of ``y``.
 
     Used by every label-trained estimator (``SetFitEmbedder``, supervised
@@ -199,9 +197,12 @@ def fit_cross_fitted(estimator, documents, y, *, min_per_class):
     """
     name = type(estimator).__name__
     codes, kind, classes = check_target(
-        y, len(documents), target_type=estimator.target_type, estimator=name,
+        y,
+        len(documents),
+        target_type=estimator.target_type,
+        estimator=name,
         min_per_class=min_per_class,
-    )  # fmt: skip
+    )
     if kind != "continuous":
         check_cross_fit_classes(
             codes, estimator.cv, min_per_class=min_per_class, estimator=name, classes=classes

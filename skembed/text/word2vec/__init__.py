@@ -65,8 +65,14 @@ def warm_up(verbose=1):
     # a chunk of two pieces: chunks of 2 * 65,536 raw tokens and more are prepared on threads,
     # which count each piece's subsampling draws first (40 documents never get there)
     n = 1 << 17
-    prepare_chunk(np.zeros(n, np.int32), np.array([0, n // 2, n]), np.zeros(1, np.int32),
-                  np.full(1, 0.5, np.float32), 0, 2)  # fmt: skip
+    prepare_chunk(
+        np.zeros(n, np.int32),
+        np.array([0, n // 2, n]),
+        np.zeros(1, np.int32),
+        np.full(1, 0.5, np.float32),
+        0,
+        2,
+    )
     seconds = []
     for name, params in WARM_UP:
         t0 = time.perf_counter()

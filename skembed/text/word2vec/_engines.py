@@ -81,9 +81,15 @@ class NumbaEngine:
 
         with KERNEL_LOCK:
             stats = train_chunk(
-                *self.weights(), ids, offsets, self.config, float(alpha_start), float(alpha_end),
-                int(seed), self.n_parts,
-            )  # fmt: skip
+                *self.weights(),
+                ids,
+                offsets,
+                self.config,
+                float(alpha_start),
+                float(alpha_end),
+                int(seed),
+                self.n_parts,
+            )
         return self._chunk_result(stats)
 
     @staticmethod
@@ -274,9 +280,18 @@ class Doc2VecEngine(NumbaEngine):
 
         with KERNEL_LOCK:
             stats = train_chunk(
-                *self.weights(), ids, offsets, doc_rows, self.config, self.dm, self.dbow_words,
-                float(alpha_start), float(alpha_end), int(seed), self.n_parts,
-            )  # fmt: skip
+                *self.weights(),
+                ids,
+                offsets,
+                doc_rows,
+                self.config,
+                self.dm,
+                self.dbow_words,
+                float(alpha_start),
+                float(alpha_end),
+                int(seed),
+                self.n_parts,
+            )
         return self._chunk_result(stats)
 
 

@@ -149,6 +149,13 @@ def _check_outputs(args):
         folder = os.path.dirname(os.path.abspath(args.save_best))
         _writable_dir("--save-best", folder, shown=args.save_best)
     _outputs_are_not_inputs(args)
+    if args.save_best and os.path.basename(args.save_best).startswith("leaderboard"):
+        folder = os.path.dirname(os.path.abspath(args.save_best))
+        if os.path.isdir(args.output_dir) and _same_file(folder, args.output_dir):
+            raise UsageError(
+                f"--save-best {args.save_best} is a name the report files of this run take in "
+                f"--output-dir {args.output_dir}: choose another, e.g. best.skops."
+            )
 
 
 def _same_file(a, b):

@@ -418,3 +418,9 @@ def test_bad_split_and_device_options_are_usage_errors(capsys, dated_posts, extr
 def test_time_column_on_documents_alone_is_a_usage_error(capsys):
     line = usage_error(capsys, ["compare", "--time-column", "date"])
     assert "--time-column/--group-column need a table" in line
+
+
+def test_save_best_over_a_report_file_of_the_same_run_is_refused(tmp_path, capsys, two_topics):
+    argv = ["compare", "--csv", str(two_topics), "--text-column", "txt", "--label-column", "y"]
+    argv += ["--output-dir", str(tmp_path), "--save-best", str(tmp_path / "leaderboard.html")]
+    assert "a name the report files of this run take" in usage_error(capsys, argv)

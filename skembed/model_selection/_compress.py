@@ -97,6 +97,9 @@ def compress_best(rows, best_params, results, setting, random_state=0):
         (the variant's own transform on held-out rows; NaN for float32, which
         has no step); ``None`` with a reason.
     reason : str or None
+        Why there is no table, or which variants were skipped and why (a
+        variant that cannot run on this embedding, e.g. a quantizer on a
+        constant column, is left out rather than ending the comparison).
     """
     import pandas as pd
     from sklearn.base import clone
@@ -108,7 +111,7 @@ def compress_best(rows, best_params, results, setting, random_state=0):
     embedder, wrap = rows[name].embedder, rows[name].wrap
     key, values = downstream_values(task)
     params = {k: v for k, v in best_params[name].items() if k not in (key, TEXT_WEIGHT)}
-    scores, rates, variants = {}, {}, None
+    scores, rates, variants, skipped = {}, {}, None, {}
     with limit_threads(setting.n_jobs), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         for train, test in folds:
@@ -118,14 +121,13 @@ def compress_best(rows, best_params, results, setting, random_state=0):
             Xt_te = np.asarray(est.transform(_take(X, test)), dtype=np.float32)
             variants = variants or compression_variants(Xt_tr.shape[1], random_state)
             for vname, step, _ in variants:
-                if step is None:
-                    Z_tr, Z_te, seconds = Xt_tr, Xt_te, 0.0
-                else:
-                    step = clone(step)
-                    Z_tr = step.fit_transform(Xt_tr)
-                    t0 = time.perf_counter()
-                    Z_te = step.transform(Xt_te)
-                    seconds = time.perf_counter() - t0
+                if vname in skipped:
+                    continue
+                try:
+                    Z_tr, Z_te, seconds = _apply_variant(step, Xt_tr, Xt_te)
+                except ValueError as exc:  # e.g. a constant column the quantizer cannot scale
+                    skipped[vname] = f"{vname} skipped: {exc}"
+                    continue
                 scaler, path, _ = _downstream_path(Z_tr.astype(np.float64), y[train], task)
                 Zs = scaler.transform(Z_te.astype(np.float64))
                 per_value = [float(scorer(model, Zs, y[test])) for _, model in path]
@@ -133,6 +135,8 @@ def compress_best(rows, best_params, results, setting, random_state=0):
                 rates.setdefault(vname, []).append((len(test), seconds, Z_tr.shape[1]))
     rows = []
     for vname, _, nbytes in variants:
+        if vname in skipped:
+            continue
         mean = np.mean(scores[vname], axis=0)  # per downstream value, over folds
         n, s = sum(r[0] for r in rates[vname]), sum(r[1] for r in rates[vname])
         rows.append(
@@ -150,7 +154,24 @@ def compress_best(rows, best_params, results, setting, random_state=0):
     ref_score, ref_bytes = table.loc[0, "mean_test_score"], table.loc[0, "bytes_per_row"]
     table["score_kept"] = table["mean_test_score"] / ref_score
     table["bytes_ratio"] = ref_bytes / table["bytes_per_row"]
-    return table, None
+    return table, ("; ".join(skipped.values()) or None)
+
+
+def _apply_variant(step, Xt_tr, Xt_te):
+    """A variant fitted on a fold's training embedding: ``(Z_train, Z_test, seconds)``.
+
+    ``seconds`` is the variant's own ``transform`` of the held-out rows (0 for
+    the float32 reference, which has no step).
+    """
+    from sklearn.base import clone
+
+    if step is None:
+        return Xt_tr, Xt_te, 0.0
+    step = clone(step)
+    Z_tr = step.fit_transform(Xt_tr)
+    t0 = time.perf_counter()
+    Z_te = step.transform(Xt_te)
+    return Z_tr, Z_te, time.perf_counter() - t0
 
 
 def format_compression(results):
@@ -186,4 +207,6 @@ def format_compression(results):
             f"{r.variant:<30}{r.n_dims:>6}{r.bytes_per_row:>11}{r.bytes_ratio:>9.1f}"
             f"{r.mean_test_score:>9.4f}{r.score_kept:>8.1%}{rate:>12}"
         )
+    if results.attrs.get("compression_note"):  # the variants that could not run, and why
+        lines.append(results.attrs["compression_note"])
     return "\n".join(lines)

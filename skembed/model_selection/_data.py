@@ -121,6 +121,9 @@ def check_classification_data(y, cv):
         )
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def check_finite(frame, where):
     """Refuse a table with an infinite number, naming the column and the row.
 
@@ -138,7 +141,7 @@ def check_finite(frame, where):
     ------
     ValueError
         ``inf`` or ``-inf`` (or a number too large for float64, e.g. ``1e999``)
-        in a numeric column.
+        in a numeric column, or a number beyond float32's range (``1e308``).
 
     Examples
     --------
@@ -153,7 +156,8 @@ def check_finite(frame, where):
         column = frame[name]
         if column.dtype.kind != "f":
             continue
-        bad = np.flatnonzero(np.isinf(column.to_numpy()))
+        values = column.to_numpy()
+        bad = np.flatnonzero(np.isinf(values) | (np.abs(values) > _FLOAT32_MAX))
         if bad.size:
             row = (
                 int(frame.index[bad[0]])
@@ -161,8 +165,15 @@ def check_finite(frame, where):
                 else int(bad[0])
             )
             more = f" (and {bad.size - 1} more rows)" if bad.size > 1 else ""
+            value = column.iloc[bad[0]]
+            why = (
+                "replace it with a finite number"
+                if np.isinf(value)
+                else "it is beyond float32's range (±3.4e38), in which the embedders compute: "
+                "rescale the column or replace it"
+            )
             raise ValueError(
-                f"{where}: column {str(name)!r} holds {column.iloc[bad[0]]} in data row {row + 1} "
-                f"(line {row + 2} counting the header){more}: replace it with a finite number or "
+                f"{where}: column {str(name)!r} holds {value} in data row {row + 1} "
+                f"(line {row + 2} counting the header){more}: {why} or "
                 "leave the cell empty (a missing value)."
             )

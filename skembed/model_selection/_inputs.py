@@ -83,7 +83,7 @@ def _header(path):
     return [str(v) for v in first.iloc[0].tolist()] if len(first) else []
 
 
-def read_csv_checked(path, rows=None):
+def read_csv_checked(path, rows=None, text_columns=()):
     """Read a CSV for ``compare``, refusing what would silently go wrong.
 
     Parameters
@@ -93,6 +93,9 @@ def read_csv_checked(path, rows=None):
     rows : array-like of int or None, default=None
         Read only these data rows (0-based, in increasing order), by chunks of
         :data:`CHUNK_ROWS`; the frame keeps them as its index. None: every row.
+    text_columns : sequence of str, default=()
+        Columns read as strings whatever they look like: a column of codes
+        such as ``00123`` keeps its zeros.
 
     Returns
     -------
@@ -117,14 +120,15 @@ def read_csv_checked(path, rows=None):
             f"{path} names the column{'s' * (len(repeated) > 1)} {', '.join(map(repr, repeated))} "
             "more than once in its header: rename the copies so that every column has its own name."
         )
+    as_text = {name: str for name in text_columns or () if name in header}
     try:
         if rows is None:
-            frame = pd.read_csv(path)
+            frame = pd.read_csv(path, dtype=as_text)
         else:
             rows = np.asarray(rows, dtype=np.int64)
             parts = [
                 chunk.loc[chunk.index.intersection(rows)]
-                for chunk in pd.read_csv(path, chunksize=CHUNK_ROWS)
+                for chunk in pd.read_csv(path, chunksize=CHUNK_ROWS, dtype=as_text)
             ]
             frame = pd.concat(parts) if parts else pd.read_csv(path, nrows=0)
     except pd.errors.EmptyDataError:
@@ -243,7 +247,7 @@ def load_compare_data(
         rows, first_dropped = _csv_rows(
             csv_path, label, text, limit if limit != "default" else None, random_state
         )
-        frame = read_csv_checked(csv_path, rows)
+        frame = read_csv_checked(csv_path, rows, text_columns)
         labels = _column(frame, "--label-column", label, csv_path)
         X = frame.drop(columns=[label])
         data_name, spec = os.path.basename(csv_path), None

@@ -60,3 +60,39 @@ def test_compress_says_why_it_does_nothing():
     y = (X[:, 0] > 0).astype(int)
     results = ms.compare_embedders(X, y, ["pca"], cv=2, compress=True)
     assert "rows are tabular embeddings" in ms.format_compression(results)
+
+
+class WithConstantColumn:
+    """LSA vectors with a constant column appended (an embedding a quantizer cannot range)."""
+
+    def __init__(self, n_components=8):
+        self.n_components = n_components
+
+    def get_params(self, deep=True):
+        return {"n_components": self.n_components}
+
+    def set_params(self, **params):
+        self.n_components = params.get("n_components", self.n_components)
+        return self
+
+    def fit(self, X, y=None):
+        self.lsa_ = TfidfLSA(n_components=self.n_components, random_state=0).fit(X)
+        return self
+
+    def transform(self, X):
+        Z = self.lsa_.transform(X)
+        return np.hstack([Z, np.ones((Z.shape[0], 1), dtype=Z.dtype)])
+
+    def fit_transform(self, X, y=None):
+        return self.fit(X).transform(X)
+
+
+def test_a_variant_that_cannot_run_is_skipped_with_its_reason():
+    docs, labels = corpus()
+    results = ms.compare_embedders(docs, labels, {"lsa": WithConstantColumn()}, cv=2, compress=True)
+    table = pd.DataFrame.from_records(results.attrs["compression"])
+    assert table["variant"].iloc[0] == "float32" and len(table) >= 2
+    note = results.attrs["compression_note"]
+    assert note.startswith("int8 skipped: EmbeddingQuantizer.fit:") and "constant" in note
+    assert "int8" not in table["variant"].tolist() and "binary" in table["variant"].tolist()
+    assert ms.format_compression(results).endswith(note)  # said under the table

@@ -73,3 +73,22 @@ def test_limit_does_not_hold_the_whole_csv_in_memory(tmp_path, monkeypatch):
 
     whole, limited = peak(None), peak(100)
     assert limited < whole / 4, (limited, whole)
+
+
+def test_text_columns_are_read_as_strings_so_codes_keep_their_zeros(tmp_path):
+    from skembed.model_selection._inputs import read_csv_checked
+
+    path = tmp_path / "codes.csv"
+    path.write_text("code,y\n00123,a\n04560,b\n00007,a\n")
+    frame = read_csv_checked(str(path), text_columns=["code"])
+    assert frame["code"].tolist() == ["00123", "04560", "00007"]
+    assert read_csv_checked(str(path))["code"].tolist() == [123, 4560, 7]  # not named: numbers
+
+
+def test_a_cell_beyond_float32_is_refused_with_its_column_and_row(tmp_path):
+    from skembed.model_selection._inputs import read_csv_checked
+
+    path = tmp_path / "big.csv"
+    path.write_text("x,y\n1.5,a\n1e308,b\n")
+    with pytest.raises(ValueError, match=r"column 'x' holds 1e\+308 in data row 2 .*float32"):
+        read_csv_checked(str(path))

@@ -130,26 +130,9 @@ def _doc2vec(
     doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
 ):
     return _d2v.train_part(
-        syn0,
-        syn1neg,
-        syn1,
-        ids,
-        offsets,
-        doc[0],
-        c,
-        doc[1],
-        doc[2],
-        p0,
-        p1,
-        ps,
-        pt,
-        a0,
-        a1,
-        st,
-        ws,
-        need,
-        tmp,
-    )
+        syn0, syn1neg, syn1, ids, offsets, doc[0], c, doc[1], doc[2], p0, p1, ps, pt, a0, a1, st,
+        ws, need, tmp,
+    )  # fmt: skip
 
 
 def _phase_state(syn0, syn1neg, syn1, offsets, c, doc, variant, phase, seed, n_parts):
@@ -222,25 +205,10 @@ def _run_chunk(train, data, first, n_threads, sync, state):
                 ws = _part_workspace(phase, w, t)
                 tmp = _part_scratch(scratch, t)
                 loss, nex, bad, p, st = train(
-                    doc,
-                    syn0,
-                    syn1neg,
-                    syn1,
-                    ids,
-                    offsets,
-                    c,
-                    sub,
-                    pos[t],
-                    ends[t] if ends[t] < pos[t] + step else pos[t] + step,
-                    starts[t],
-                    ends[t] - starts[t],
-                    alpha_start,
-                    alpha_end,
-                    states[t],
-                    ws,
-                    need,
-                    tmp,
-                )
+                    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, pos[t],
+                    ends[t] if ends[t] < pos[t] + step else pos[t] + step, starts[t],
+                    ends[t] - starts[t], alpha_start, alpha_end, states[t], ws, need, tmp,
+                )  # fmt: skip
                 stats[t, 0] += loss
                 stats[t, 1] += nex
                 states[t] = st
@@ -309,21 +277,9 @@ ENTRIES = {
 
 
 def run_phases(
-    syn0,
-    syn1neg,
-    syn1,
-    ids,
-    offsets,
-    c,
-    sub,
-    doc,
-    variant,
-    phase,
-    alpha_start,
-    alpha_end,
-    seed,
+    syn0, syn1neg, syn1, ids, offsets, c, sub, doc, variant, phase, alpha_start, alpha_end, seed,
     n_parts,
-):
+):  # fmt: skip
     """Train one corpus chunk with ``n_parts`` parts: the family's one phase loop.
 
     The parts run on Python threads (the calling one and ``n_threads - 1`` started per
@@ -457,38 +413,15 @@ def train_word2vec_chunk(
     else:
         variant = SHARED_SKIPGRAM
     return run_phases(
-        syn0,
-        syn1neg,
-        syn1,
-        ids,
-        offsets,
-        c,
-        sub,
-        None,
-        variant,
-        phase,
-        alpha_start,
-        alpha_end,
-        seed,
-        n_parts,
-    )
+        syn0, syn1neg, syn1, ids, offsets, c, sub, None, variant, phase, alpha_start, alpha_end,
+        seed, n_parts,
+    )  # fmt: skip
 
 
 def train_doc2vec_chunk(
-    syn0,
-    syn1neg,
-    syn1,
-    ids,
-    offsets,
-    doc_rows,
-    config,
-    dm,
-    dbow_words,
-    alpha_start,
-    alpha_end,
-    seed,
-    n_parts,
-):
+    syn0, syn1neg, syn1, ids, offsets, doc_rows, config, dm, dbow_words, alpha_start, alpha_end,
+    seed, n_parts,
+):  # fmt: skip
     """Train paragraph vectors on one corpus chunk split into ``n_parts`` slices of pieces.
 
     Parameters
@@ -524,18 +457,6 @@ def train_doc2vec_chunk(
     shared = bool(c.shared_negatives and not dm and not dbow_words and not c.hs and c.negative > 0)
     doc = (doc_rows, bool(dm), bool(dbow_words), shared)
     return run_phases(
-        syn0,
-        syn1neg,
-        syn1,
-        ids,
-        offsets,
-        c,
-        None,
-        doc,
-        SHARED_DBOW if shared else PER_EXAMPLE,
-        phase,
-        alpha_start,
-        alpha_end,
-        seed,
-        n_parts,
-    )
+        syn0, syn1neg, syn1, ids, offsets, c, None, doc, SHARED_DBOW if shared else PER_EXAMPLE,
+        phase, alpha_start, alpha_end, seed, n_parts,
+    )  # fmt: skip

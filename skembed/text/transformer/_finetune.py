@@ -5,12 +5,15 @@ Reimers & Gurevych 2019, the directory layout of sentence-transformers)."""
 from __future__ import annotations
 
 import json
+import math
+import time
 from pathlib import Path
 
 import numpy as np
 
 from ...exceptions import diverged
 from ...utils._compute import limit_threads
+from ...utils._progress import progress
 from ...utils._training import run_epochs
 
 #: losses of positive pairs only, scored against the batch's other classes
@@ -108,13 +111,112 @@ def save_sentence_transformers(tuned, path, *, pooling, normalize, max_seq_lengt
     )
 
 
+#: optimiser steps timed before ``max_time`` shrinks the plan and the estimate line is printed
+PROBE_STEPS = 3
+
+
+class StepPlan:
+    """The optimiser steps of one fine-tuning: how many, how many done, and at what rate.
+
+    The plan starts at every pair of every epoch. After :data:`PROBE_STEPS`
+    steps the measured rate gives an estimate of the whole (one line at
+    ``verbose >= 1``) and, with ``max_time``, the steps that fit in it:
+    the plan shrinks (fewer pairs of the last epochs, or fewer epochs) and
+    the learning-rate schedule decays to zero at its new end.
+
+    Parameters
+    ----------
+    n_steps_epoch : int
+        Optimiser steps (batches of pairs) per epoch.
+    epochs : int
+        Epochs asked for.
+    batch_size : int
+        Pairs per step.
+    max_time : float or None
+        Seconds the fine-tuning may take; ``None``: no limit.
+    verbose : int
+        0: silent; 1 or more: a bar over the steps (pairs/s, time remaining)
+        and the estimate line.
+    name : str
+        The estimator's name in the estimate line.
+    """
+
+    def __init__(self, n_steps_epoch, epochs, batch_size, max_time, verbose, name):
+        self.n_steps_epoch, self.batch_size = n_steps_epoch, batch_size
+        self.total = n_steps_epoch * epochs
+        self.warmup = max(1, int(0.1 * self.total))
+        self.max_time, self.verbose, self.name = max_time, verbose, name
+        self.done = 0
+        self._created = time.perf_counter()
+        self._after_first = None
+        self.bar = progress(
+            total=self.total * batch_size, verbose=verbose, desc="fine-tuning", unit="pair"
+        )
+
+    def learning_rate_factor(self, step):
+        """The schedule's factor at ``step`` (:func:`warmup_then_decay` over the current plan)."""
+        return warmup_then_decay(step, self.warmup, self.total)
+
+    @property
+    def finished(self):
+        """Whether every planned step is done."""
+        return self.done >= self.total
+
+    def step_done(self, n_pairs):
+        """One step of ``n_pairs`` pairs is done: advance; after the probe, estimate and fit."""
+        now = time.perf_counter()
+        self.done += 1
+        self.bar.update(n_pairs)
+        if self.done == 1:  # the first step warms the model up: the rate is timed after it
+            self._after_first = now
+            self._check_one_step_fits(now - self._created)
+        elif self.done == 1 + PROBE_STEPS:
+            self._measured(now)
+        elif self.max_time is not None and now - self._created > self.max_time:
+            self.total = self.done  # the time is up, whatever the estimate said
+
+    def _check_one_step_fits(self, seconds):
+        if self.max_time is not None and seconds > self.max_time:
+            raise ValueError(
+                f"max_time={self.max_time:g} s is shorter than one training step on this "
+                f"machine (the first took {seconds:.1f} s for {self.batch_size} pairs): use "
+                f"max_time >= {math.ceil(seconds * (1 + PROBE_STEPS))} or a smaller batch_size."
+            )
+
+    def _measured(self, now):
+        per_step = (now - self._after_first) / PROBE_STEPS
+        if self.max_time is not None:
+            fit = self.done + int((self.max_time - (now - self._created)) / per_step)
+            if fit < self.total:
+                self.total = max(fit, self.done)
+                self.warmup = max(1, min(self.warmup, int(0.1 * self.total)))
+                self.bar.total = self.total * self.batch_size
+                self.bar.refresh()
+        if self.verbose >= 1:
+            self.bar.write(
+                f"{self.name}: about {_duration(per_step * (self.total - self.done))} more on "
+                f"this machine at {self.batch_size / per_step:.0f} pairs/s ({self.total} steps "
+                f"of {self.batch_size} pairs in all)"
+            )
+
+    def close(self):
+        """Remove the bar."""
+        self.bar.close()
+
+
+def _duration(seconds):
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
 def train_on_pairs(self, model, ids, y, pairs, rng, device):
     """Fine-tune ``model`` on the sampled pairs through the one training loop (``run_epochs``).
 
     ``self`` is the :class:`SetFitEmbedder` being fitted (its ``loss_``, ``batch_size``,
-    ``epochs``, ``learning_rate``, callbacks and ``_pooled_train``). AdamW with a linear
-    warm-up over the first 10% of the steps, then a linear decay (:func:`warmup_then_decay`);
-    gradients clipped at norm 1. A non-finite loss raises ``TrainingDivergedError`` naming
+    ``epochs``, ``learning_rate``, ``max_time``, callbacks and ``_pooled_train``). AdamW with a
+    linear warm-up over the first 10% of the steps, then a linear decay
+    (:func:`warmup_then_decay`) to the end of the :class:`StepPlan` (shrunk to ``max_time``
+    once the rate is measured); gradients clipped at norm 1. At ``verbose=1`` a bar over the
+    pairs shows the rate and the time remaining, and a line gives the estimate of the whole. A non-finite loss raises ``TrainingDivergedError`` naming
     ``learning_rate``, before the step, so the weights stay finite.
     """
     import torch
@@ -133,18 +235,24 @@ def train_on_pairs(self, model, ids, y, pairs, rng, device):
         else in_batch_negatives_loss
     )
     n_steps_epoch = -(-len(left) // self.batch_size)
-    total = n_steps_epoch * self.epochs
-    warmup = max(1, int(0.1 * total))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=self.learning_rate)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: warmup_then_decay(s, warmup, total)
+    plan = StepPlan(
+        n_steps_epoch,
+        self.epochs,
+        self.batch_size,
+        getattr(self, "max_time", None),
+        self.verbose,
+        type(self).__name__,
     )
+    optimizer = torch.optim.AdamW(model.parameters(), lr=self.learning_rate)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, plan.learning_rate_factor)
     model.train()
 
     def epoch_step(epoch):
         order = rng.permutation(len(left))
         losses = []
         for b in range(0, len(order), self.batch_size):
+            if plan.finished:  # max_time shrank the plan
+                break
             idx = order[b : b + self.batch_size]
             rows = np.concatenate([left[idx], right[idx]])
             unique, inverse = np.unique(rows, return_inverse=True)
@@ -172,15 +280,23 @@ def train_on_pairs(self, model, ids, y, pairs, rng, device):
             optimizer.step()
             schedule.step()
             losses.append(value)
+            plan.step_done(len(idx))
         lr = float(schedule.get_last_lr()[0])
-        return {"loss": float(np.mean(losses)), "learning_rate": lr, "pairs": len(left)}
+        pairs = min(len(left), len(losses) * self.batch_size)
+        return {"loss": float(np.mean(losses)), "learning_rate": lr, "pairs": pairs}
 
-    with limit_threads(self.n_jobs):
-        run_epochs(
-            self,
-            epoch_step,
-            n_epochs=self.epochs,
-            callbacks=self.callbacks,
-            verbose=self.verbose,
-            desc="fine-tuning",
-        )
+    def stop_when_planned(estimator, record):  # max_time may end training before the epochs
+        return plan.finished
+
+    try:
+        with limit_threads(self.n_jobs):
+            run_epochs(
+                self,
+                epoch_step,
+                n_epochs=self.epochs,
+                callbacks=[*(self.callbacks or ()), stop_when_planned],
+                verbose=self.verbose if self.verbose >= 2 else 0,  # 1: the step bar instead
+                desc="fine-tuning",
+            )
+    finally:
+        plan.close()

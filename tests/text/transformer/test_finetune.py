@@ -57,3 +57,81 @@ def test_sentence_transformers_directory_layout(tmp_path, normalize):
     )
     assert json.loads((out / "sentence_bert_config.json").read_text())["max_seq_length"] == 64
     assert (out / "config.json").is_file() and (out / "tokenizer.json").is_file()
+
+
+class Clock:
+    """A perf_counter that advances by the given seconds at each call."""
+
+    def __init__(self, *steps):
+        self.now, self.steps = 0.0, list(steps)
+
+    def __call__(self):
+        if self.steps:
+            self.now += self.steps.pop(0)
+        return self.now
+
+
+def run_plan(monkeypatch, step_seconds, **plan):
+    """A StepPlan stepped until it is finished; the step it ended at and the lines it wrote."""
+    from skembed.text.transformer import _finetune
+
+    monkeypatch.setattr(_finetune.time, "perf_counter", Clock(0.0, *step_seconds))
+    p = _finetune.StepPlan(**plan)
+    lines = []
+    p.bar.write = lines.append
+    while not p.finished:
+        p.step_done(plan["batch_size"])
+    return p, lines
+
+
+def test_the_estimate_follows_the_probe_steps_and_no_limit_keeps_every_step(monkeypatch):
+    # the first step 5 s (warm-up), then 2 s per step: 16 pairs / 2 s = 8 pairs/s
+    p, lines = run_plan(
+        monkeypatch,
+        [5.0] + [2.0] * 19,
+        n_steps_epoch=10,
+        epochs=2,
+        batch_size=16,
+        max_time=None,
+        verbose=1,
+        name="SetFitEmbedder",
+    )
+    assert p.done == p.total == 20 and p.warmup == 2
+    assert lines == [
+        "SetFitEmbedder: about 32 s more on this machine at 8 pairs/s (20 steps of 16 pairs in all)"
+    ]
+
+
+def test_max_time_shrinks_the_plan_to_the_steps_that_fit(monkeypatch):
+    # 5 s first step, then 2 s per step; after 4 steps (11 s) 19 s are left: 9 more steps
+    p, lines = run_plan(
+        monkeypatch,
+        [5.0] + [2.0] * 50,
+        n_steps_epoch=10,
+        epochs=3,
+        batch_size=16,
+        max_time=30.0,
+        verbose=1,
+        name="SetFitEmbedder",
+    )
+    assert p.total == p.done == 13
+    assert p.warmup == 1  # 10% of the shrunk plan
+    assert lines[0].endswith("(13 steps of 16 pairs in all)")
+
+
+def test_max_time_shorter_than_the_first_step_is_refused_with_the_step_measured(monkeypatch):
+    with pytest.raises(
+        ValueError,
+        match=r"max_time=2 s is shorter than one training step on this machine "
+        r"\(the first took 5.0 s for 16 pairs\): use max_time >= 20",
+    ):
+        run_plan(
+            monkeypatch,
+            [5.0],
+            n_steps_epoch=10,
+            epochs=1,
+            batch_size=16,
+            max_time=2.0,
+            verbose=0,
+            name="SetFitEmbedder",
+        )

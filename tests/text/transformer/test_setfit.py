@@ -340,3 +340,18 @@ def test_bf16_fine_tuning_separates_and_is_reproducible(tiny_dir):
     assert cos_gap(a.transform(X), Y) > cos_gap(frozen.transform(X), Y) + 0.05
     for name, p in a.model_.named_parameters():
         assert p.dtype == torch.float32, name  # weights stay float32
+
+
+def test_a_max_time_below_one_step_is_refused_and_verbose_shows_the_estimate(tiny_dir, capsys):
+    full = make(tiny_dir, n_pairs=96, epochs=2).fit(X, Y)
+    assert [r["pairs"] for r in full.history_] == [96, 96]
+    short = make(tiny_dir, n_pairs=96, epochs=2, max_time=1e-9)
+    with pytest.raises(ValueError, match=r"max_time=1e-09 s is shorter than one training step"):
+        short.fit(X, Y)
+    shown = make(tiny_dir, n_pairs=96, epochs=2, verbose=1).fit(X, Y)
+    captured = capsys.readouterr()
+    shown_text = captured.err + captured.out
+    assert "SetFitEmbedder: about" in shown_text
+    assert "pairs/s (24 steps of 8 pairs in all)" in shown_text
+    assert "pair/s" in captured.err  # the bar over the pairs, with its rate
+    assert len(shown.history_) == 2

@@ -10,7 +10,7 @@ Sections (``--sections``, comma list; default all):
     FastText skip-gram (2M buckets, n-grams 3-6). Prints training words/s (raw corpus words x epochs / training
     seconds, chunk preparation and host-to-device copies included) and
     WordSim-353 / SimLex-999 Spearman. The CPU engine's figures on the
-    same corpus are in ``docs/word2vec.md``.
+    same corpus are in ``docs/benchmarks/word2vec.md``.
 ``glove``
     GloVe's torch engine on CUDA vs the numba engine on the CPU, on the same
     co-occurrence matrix of debdocs (window 10): seconds per epoch, the ratio,

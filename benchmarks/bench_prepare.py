@@ -2,7 +2,7 @@
 
 ``prepare_chunk`` runs before every corpus chunk is trained, whatever the engine: on one
 thread it is the serial part of a word2vec-family fit (Amdahl's bound of the thread
-scaling, ``docs/word2vec.md``) and the host's share of a GPU epoch. This script captures
+scaling, ``docs/benchmarks/word2vec.md``) and the host's share of a GPU epoch. This script captures
 real chunks as a fit hands them over (BBC News: the whole corpus is one chunk; debdocs: its
 first chunk of 2**20 raw tokens), then times ``prepare_chunk`` on each thread count (best of
 ``--repeats``) and checks that every count gives the same tokens as one thread.

@@ -91,7 +91,7 @@ BUFFER_FLOATS = 1 << 22
 #: :func:`skembed.kernels.word2vec.train_part_cbow_shared`; HogBatch, Ji et al. 2016).
 #: 2: on debdocs (11.4M tokens, 3 seeds) a batch of 4 lost 0.027 Google-analogy accuracy to
 #: gensim (0.158 vs 0.184), 2 stays within 0.01 on every score (0.177); 4 was 1.35x the words/s
-#: of per-example negatives on BBC News, 2 1.20x (docs/word2vec.md)
+#: of per-example negatives on BBC News, 2 1.20x (docs/benchmarks/word2vec.md)
 CBOW_BATCH = 2
 #: entries (rows) of padding after each part's block of every per-part scratch and workspace
 #: array (``_phases._scratch``, ``_phases._workspaces``): at least 128 bytes, so no two
@@ -105,7 +105,7 @@ _ZERO, _ONE = np.int64(0), np.int64(1)
 _TRUE, _FALSE = np.bool_(True), np.bool_(False)
 #: options of the helpers only compiled code calls: compiled once each, LLVM-inlined, no numba
 #: runtime, and neither wrapper numba builds for every function (the CPython one, the C one for
-#: first-class calls), which shortens every first fit's compilation (``docs/word2vec.md``).
+#: first-class calls), which shortens every first fit's compilation (``docs/benchmarks/word2vec.md``).
 #: Python must not call them (no entry point: the interpreter crashes); tests use an ``njit``
 #: function, and tests/kernels/test_core.py checks that no Python function of the package does.
 #: ``fastmath`` is named here, for every helper, because numba compiles a callee that names

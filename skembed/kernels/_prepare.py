@@ -3,7 +3,7 @@
 :func:`prepare_chunk` maps a chunk's raw token ids to vocabulary ids, drops unknown tokens and
 subsamples frequent words with word2vec.c's LCG (one draw per in-vocabulary token whose keep
 probability is below 1). It runs before every chunk is trained, on the CPU, whatever the
-engine, so on one thread it is the serial part of a fit (``docs/word2vec.md``, "A model of
+engine, so on one thread it is the serial part of a fit (``docs/benchmarks/word2vec.md``, "A model of
 thread scaling"; on a GPU it is the host's share of every epoch). Its loop is branch-free:
 whether a token is kept is a coin toss, which a branch mispredicts half the time
 (``benchmarks/bench_prepare.py`` times it).

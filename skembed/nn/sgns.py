@@ -53,7 +53,7 @@ which is nearly every row, gets word2vec's update unchanged:
   x4, the tweets and debdocs at 8,192 and 32,768 centres on an H200. Bounds of
   1 and 2 cost quality on debdocs (SimLex-999 0.232 and 0.260 at 8,192
   centres), 4 does not (0.265 against 0.267 without the bound; 0.267 at
-  32,768 centres), so the default is 4 (``docs/gpu.md``).
+  32,768 centres), so the default is 4 (``docs/benchmarks/gpu.md``).
 
 The default batch grows with the corpus (:func:`default_batch_words`): a small
 corpus needs steps more than it needs speed (on BBC News, 32,768 centres per
@@ -121,7 +121,7 @@ def default_batch_words(n_tokens, sg):
     The largest power of two in :data:`BATCH_WORDS_RANGE` ``[sg]`` that still gives
     the epoch :data:`STEPS_PER_EPOCH` steps (the range's lower end when none does):
     large corpora get large, fast batches, small ones enough steps to learn in.
-    Measured on an H200 (``docs/gpu.md``): BBC News (0.85M tokens) gets 2,048, BBC
+    Measured on an H200 (``docs/benchmarks/gpu.md``): BBC News (0.85M tokens) gets 2,048, BBC
     News x4 8,192, debdocs (11.4M) 32,768 for skip-gram.
 
     Parameters
@@ -261,7 +261,7 @@ def train_sgns_chunk(
         corpus). Larger is faster on a GPU (fewer launches; a step costs ~50
         kernel launches, so small batches are bound by the host) and makes
         frequent rows' summed updates staler (see the module notes and
-        ``docs/gpu.md``).
+        ``docs/benchmarks/gpu.md``).
     update_cap : float or None, default=DEFAULT_UPDATE_CAP
         A row updated ``n > update_cap`` times in one batch gets the sum of
         its updates scaled by ``update_cap / n`` (see the module notes);

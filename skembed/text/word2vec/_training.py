@@ -102,7 +102,7 @@ def idle_threads_notice(estimator, n_threads):
     """Say that deterministic training leaves threads idle (``n_threads > n_parts``).
 
     The numba engine's deterministic training runs ``n_parts`` parts, so at most
-    ``n_parts`` of the ``n_threads`` threads work (``docs/word2vec.md``, "On 16 cores": the
+    ``n_parts`` of the ``n_threads`` threads work (``docs/benchmarks/word2vec.md``, "On 16 cores": the
     default 2 parts run skip-gram at 0.76M words/s on 16 threads of a 16-core Xeon, 16
     parts at 1.7-2.4M). One line on stderr at ``verbose >= 1``, else an INFO record: the
     fit is right, only slower than it could be.

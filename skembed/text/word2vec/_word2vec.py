@@ -78,7 +78,7 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         and learning rate; measured 1.20x the words/s on BBC News, and on the
         11.4M-token debdocs corpus WordSim-353, SimLex-999 and analogy within
         0.01 of gensim's; a batch of 4 was faster but lost 0.027 analogy
-        accuracy, see ``docs/word2vec.md``). ``False`` gives word2vec.c's
+        accuracy, see ``docs/benchmarks/word2vec.md``). ``False`` gives word2vec.c's
         per-example negatives and updates.
     ns_exponent : float, default=0.75
         Noise distribution ``P(w) ∝ count(w) ** ns_exponent``.
@@ -142,13 +142,13 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         ``verbose >= 1``, else an INFO log record; on the 16 cores of a Xeon,
         BBC News x4, skip-gram trained at 0.76M words/s with 2 parts and
         1.7-2.4M with ``n_parts=16``, faster than 2 parts from 4 threads on
-        and than gensim's 16 workers, 1.6M; ``docs/word2vec.md``), below it a thread trains several
+        and than gensim's 16 workers, 1.6M; ``docs/benchmarks/word2vec.md``), below it a thread trains several
         parts in turn, which costs speed (one thread, BBC News, 2-core AMD
         EPYC, quiet, two runs: ``n_parts=2`` trains CBOW at 0.71-0.77x and
         skip-gram at 0.84-0.87x the words/s of ``n_parts=1``, plain sequential SGD with
         other vectors; ``benchmarks/bench_partition.py``). Ignored by
         ``lock_free=True`` (one slice per thread) and the torch engines. See
-        ``docs/word2vec.md``.
+        ``docs/benchmarks/word2vec.md``.
     lock_free : bool, default=False
         With the numba engine and ``n_jobs > 1``: ``False`` (default) trains
         deterministically -- the same ``random_state`` and ``n_parts`` give
@@ -159,11 +159,11 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         1.3-2x the deterministic words/s: every phase waits for the slower
         thread, and each thread copies the rows it touches) with the same
         WordSim-353 and SimLex-999 within run-to-run noise; the measurements
-        are in ``docs/word2vec.md``.
+        are in ``docs/benchmarks/word2vec.md``.
     batch_size : int or None, default=None
         Examples per step of the torch engines; ignored by the numba engine.
         ``engine_="torch-batched"`` (measured 13.4M words/s skip-gram and
-        20.6M CBOW through the estimator on one H200, ``docs/gpu.md``): an
+        20.6M CBOW through the estimator on one H200, ``docs/benchmarks/gpu.md``): an
         example is a centre word, and ``None`` grows the batch with the
         corpus (:func:`skembed.nn.sgns.default_batch_words`: the largest power
         of two from 2,048 up to 32,768 for skip-gram or 65,536 for CBOW that

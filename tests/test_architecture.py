@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from pathlib import Path
 
@@ -566,3 +567,55 @@ def test_no_block_of_six_lines_is_repeated():
         "(a helper in the module, or utils/ when two packages share it)"
     )
     assert not gone, f"KNOWN_DUPLICATES lists {gone}, which no longer repeat: remove them"
+
+
+# ----------------------------------------------------------------------------------------
+# Comments and docstrings say what and why; the history of a line lives in git and its figures
+# in docs/benchmarks/.
+
+#: what a history note looks like: an issue number, a date, an old version (a measured
+#: constant keeps its measurement's machine and load beside it: CONVENTIONS 1)
+HISTORY = re.compile(r"\bissue \d+|\b20\d\d-\d\d-\d\d\b|\bbefore skembed \d", re.IGNORECASE)
+#: modules still formatted by hand: the kernel entry points' long argument lists (one per
+#: line they repeat as blocks); they go with the named-tuple kernel workspaces
+HAND_FORMATTED = {"kernels/scheduler.py", "kernels/doc2vec.py"}
+
+
+def _prose(source):
+    """``(line, text)`` of the comments and docstrings of ``source``."""
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            yield tok.start[0], tok.string
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node, clean=False)
+            if doc:
+                yield node.body[0].lineno, doc
+
+
+@pytest.mark.parametrize("path", modules_under("."))
+def test_comments_and_docstrings_hold_no_history(path):
+    notes = [
+        f"line {line}: {HISTORY.search(text).group()!r}"
+        for line, text in _prose(path.read_text(encoding="utf-8"))
+        if HISTORY.search(text)
+    ]
+    assert not notes, (
+        f"{path.relative_to(PACKAGE.parent)}: {notes}; say why the code is as it is, and move "
+        "dates and issue numbers to docs/benchmarks/ (or drop them)"
+    )
+
+
+@pytest.mark.parametrize("path", modules_under("."))
+def test_no_hand_formatting(path):
+    where = path.relative_to(PACKAGE).as_posix()
+    skips = [line for line, text in _prose(path.read_text(encoding="utf-8")) if "fmt: skip" in text]
+    assert where in HAND_FORMATTED or not skips, (
+        f"{where} lines {skips}: '# fmt: skip' keeps code out of the formatter; name structures "
+        "instead of lining up long argument lists by hand"
+    )
+
+
+def test_the_hand_formatted_list_names_only_hand_formatted_modules():
+    for where in HAND_FORMATTED:
+        assert "fmt: skip" in (PACKAGE / where).read_text(encoding="utf-8"), where

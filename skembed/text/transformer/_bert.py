@@ -103,7 +103,7 @@ class BertPooledEmbedder(
         Sequences per forward pass.
     torch_dtype : {"float32", "bfloat16", "float16"}, default="float32"
         Dtype of the weights and the computation (``float16`` on accelerators
-        only). Called ``dtype`` before skembed 0.2.
+        only).
     dtype : numpy dtype, default=numpy.float32
         Dtype of the output of ``transform`` (and :meth:`transform_tokens`),
         whatever ``torch_dtype`` computes in.

@@ -245,7 +245,8 @@ def build_parser():
         + ",".join(n for n, s in ms.EMBEDDERS.items() if s.kind == "text")
         + "; tabular: "
         + ",".join(n for n, s in ms.EMBEDDERS.items() if s.kind == "tabular")
-        + "; none: a table's non-text columns alone)",
+        + "; none: a table's non-text columns alone; bert=PATH, static=PATH or setfit=PATH: "
+        "that row on another model, a local directory or a hub name, repeatable)",
     )
     cmp.add_argument("--n-components", type=int, default=2, help="embedding width (tabular mode)")
     cmp.add_argument("--cv", type=int, default=5, help="cross-validation folds (default 5)")
@@ -400,7 +401,7 @@ def _prepare(args):
             by_kind = {"text": [], "tabular": []}
             for name in names:
                 if name != "none":
-                    spec = ms.EMBEDDERS.get(name)
+                    spec = ms.EMBEDDERS.get(ms.parse_embedder_name(name).key)
                     by_kind[spec.kind if spec and kind == "mixed" else kind].append(name)
             for k, group in by_kind.items():
                 if group:

@@ -44,7 +44,13 @@ from ._downstream import (
 from ._inputs import DATASETS, load_compare_data
 from ._outputs import write_outputs
 from ._persistence import load_pipeline, save_pipeline
-from ._registry import EMBEDDERS, EmbedderSpec, default_embedders
+from ._registry import (
+    EMBEDDERS,
+    EmbedderName,
+    EmbedderSpec,
+    default_embedders,
+    parse_embedder_name,
+)
 from ._report import (
     best_within_budget,
     format_leaderboard,
@@ -60,6 +66,7 @@ __all__ = [
     "DOWNSTREAM_CS",
     "DOWNSTREAM_DESCRIPTION",
     "EMBEDDERS",
+    "EmbedderName",
     "EmbedderSpec",
     "PreparedComparison",
     "TEXT_WEIGHTS",
@@ -68,6 +75,7 @@ __all__ = [
     "check_regression_data",
     "compare_embedders",
     "default_embedders",
+    "parse_embedder_name",
     "detect_roles",
     "downstream_classifier",
     "downstream_description",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
@@ -260,6 +261,60 @@ def default_embedders(
     >>> type(est).__name__, grid
     ('TfidfLSA', {'n_components': [100, 300]})
     """
+    rows = _default_rows(
+        kind,
+        names,
+        n_components=n_components,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        n_rows=n_rows,
+        device=device,
+    )
+    return {name: (est, grid) for name, (est, grid, _) in rows.items()}
+
+
+class EmbedderName(NamedTuple):
+    """A name given to ``--embedders``: a key of :data:`EMBEDDERS`, with a model for some.
+
+    ``"bert=PATH"`` (or ``static=``, ``setfit=``, ``static_supervised=``) names
+    a row of that kind on another model: a local model directory, or a hub
+    name when online.
+
+    Parameters
+    ----------
+    key : str
+        The registry key (``"bert"``).
+    model : str or None
+        The model after ``=``, or ``None``.
+    """
+
+    key: str
+    model: str | None = None
+
+    @property
+    def row(self):
+        """The row's name in the leaderboard: the key, or the model's own name."""
+        if self.model is None:
+            return self.key
+        return self.model.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] or self.model
+
+
+def parse_embedder_name(name):
+    """``"bert=PATH"`` -> ``EmbedderName("bert", "PATH")``; ``"lsa"`` -> ``EmbedderName("lsa")``.
+
+    Examples
+    --------
+    >>> from skembed.model_selection import parse_embedder_name
+    >>> name = parse_embedder_name("bert=/models/bge-small-en-v1.5/")
+    >>> name.key, name.model, name.row
+    ('bert', '/models/bge-small-en-v1.5/', 'bge-small-en-v1.5')
+    """
+    key, sep, model = str(name).partition("=")
+    return EmbedderName(key.strip(), model.strip() if sep else None)
+
+
+def _default_rows(kind, names, **shared):
+    """``{row name: (estimator, grid, description)}`` of the default embedders ``names``."""
     if kind not in ("text", "tabular"):
         raise ValueError(f"kind must be 'text' or 'tabular', got {kind!r}.")
     of_kind = sorted(n for n, s in EMBEDDERS.items() if s.kind == kind)
@@ -270,25 +325,44 @@ def default_embedders(
             if spec.kind == kind and spec.default and _is_available(spec)
         ]
     out = {}
-    for name in names:
-        spec = EMBEDDERS.get(name)
+    for name in map(parse_embedder_name, names):
+        spec = EMBEDDERS.get(name.key)
         if spec is None or spec.kind != kind:
-            raise ValueError(f"Unknown {kind} embedder {name!r}; choose from {of_kind}.")
+            raise ValueError(f"Unknown {kind} embedder {name.key!r}; choose from {of_kind}.")
         if not _is_available(spec):
             raise ValueError(
-                f"Embedder {name!r} needs {' and '.join(spec.requires)}: "
+                f"Embedder {name.key!r} needs {' and '.join(spec.requires)}: "
                 "pip install 'skembed[all]' (or drop it from the list)."
             )
-        est = _build(
-            spec,
-            n_components=n_components,
-            random_state=random_state,
-            n_jobs=n_jobs,
-            n_rows=n_rows,
-            device=device,
-        )
-        out[name] = (est, dict(spec.grid))
+        est = _build(spec, **shared)
+        description = spec.description
+        if name.model is not None:
+            est, description = _on_model(est, name, spec)
+        row = name.row if name.row not in out else f"{name.row}-{len(out)}"
+        out[row] = (est, dict(spec.grid), description)
     return out
+
+
+def _on_model(est, name, spec):
+    """The row's estimator on ``name.model``, and its description."""
+    if "model" not in est.get_params():
+        takes = sorted(k for k, s in EMBEDDERS.items() if "model" in _build_params(s))
+        raise ValueError(
+            f"Embedder {name.key!r} takes no model: '{name.key}={name.model}' names a model "
+            f"only for {', '.join(takes)}."
+        )
+    # the row's length cap was chosen for its default model: another model keeps its own
+    own = {"max_length": None} if "max_length" in est.get_params() else {}
+    return est.set_params(model=name.model, **own), f"{name.model} (the {name.key} row's method)"
+
+
+def _build_params(spec):
+    path = spec.estimator.partition("|")[0]
+    module, _, cls = path.partition(":")
+    try:
+        return getattr(importlib.import_module(module), cls)().get_params()
+    except Exception:  # an optional dependency missing: it takes no model here
+        return {}
 
 
 def _resolve_embedders(embedders, kind, **shared):
@@ -296,8 +370,7 @@ def _resolve_embedders(embedders, kind, **shared):
     if embedders is None or (
         isinstance(embedders, (list, tuple)) and all(isinstance(e, str) for e in embedders)
     ):
-        chosen = default_embedders(kind, embedders, **shared)
-        return {n: (est, grid, EMBEDDERS[n].description) for n, (est, grid) in chosen.items()}
+        return _default_rows(kind, embedders, **shared)
     if isinstance(embedders, dict):
         out = {}
         for name, value in embedders.items():
@@ -349,7 +422,7 @@ def _resolve_table_rows(embedders, roles, **shared):
                 )
             out[name] = (None, {}, NONE_DESCRIPTION, as_text)
             continue
-        spec = EMBEDDERS.get(name)
+        spec = EMBEDDERS.get(parse_embedder_name(name).key)
         if spec is None:
             raise ValueError(
                 f"Unknown embedder {name!r}; choose from {sorted([*EMBEDDERS, 'none'])}."
@@ -358,9 +431,9 @@ def _resolve_table_rows(embedders, roles, **shared):
             raise ValueError(
                 f"Embedder {name!r} embeds the non-text columns, and the table has none."
             )
-        ((est, grid, description),) = _resolve_embedders([name], spec.kind, **shared).values()
+        ((row, (est, grid, description)),) = _default_rows(spec.kind, [name], **shared).items()
         if spec.kind == "tabular":
-            out[name] = (est, grid, f"{description} (non-text columns)", as_tabular)
+            out[row] = (est, grid, f"{description} (non-text columns)", as_tabular)
         else:
-            out[name] = (est, grid, description, as_text)
+            out[row] = (est, grid, description, as_text)
     return out

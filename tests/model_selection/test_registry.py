@@ -28,3 +28,32 @@ def test_label_trained_rows_run_only_when_named():
     named = default_embedders("text", ["setfit", "static_supervised"])
     assert type(named["setfit"][0]).__name__ == "SetFitEmbedder"
     assert named["static_supervised"][0].get_params()["supervised"] is True
+
+
+def test_a_row_on_another_model_is_named_by_the_model(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import shutil
+
+    from _helpers import tiny_bert_dir
+
+    from skembed.model_selection import compare_embedders, leaderboard, parse_embedder_name
+
+    model = tmp_path / "tiny-encoder"
+    shutil.copytree(tiny_bert_dir(), model)
+    docs = ["cheap loan bank money"] * 6 + ["cat dog farm animal"] * 6
+    labels = ["f"] * 6 + ["a"] * 6
+    results = compare_embedders(docs, labels, ["tfidf", f"bert={model}/"], cv=2)
+    board = leaderboard(results).set_index("embedder")
+    assert sorted(board.index) == ["tfidf", "tiny-encoder"]
+    row = board.loc["tiny-encoder"]
+    assert row["description"] == f"{model}/ (the bert row's method)"
+    assert row["mean_test_score"] > 0.9
+    assert parse_embedder_name("lsa") == ("lsa", None)
+
+
+def test_a_model_for_an_embedder_that_takes_none_is_refused():
+    from skembed.model_selection import default_embedders
+
+    with pytest.raises(ValueError, match=r"Embedder 'lsa' takes no model: 'lsa=x' names a model"):
+        default_embedders("text", ["lsa=x"])

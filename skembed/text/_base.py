@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from itertools import chain
 from numbers import Real
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import (
@@ -176,6 +177,24 @@ class ModelTokenizedMixin(TextEmbedderMixin):
         return [clean_text(d if isinstance(d, str) else " ".join(d)) for d in documents]
 
 
+class LearnedWords(NamedTuple):
+    """What a word-vector estimator's training gives :meth:`BaseWordEmbedder.fit`.
+
+    Parameters
+    ----------
+    wv : KeyedVectors
+        The word vectors, ``counts`` set.
+    doc_counts : scipy.sparse.csr_matrix of shape (n_documents, n_words) or None
+        The training documents' word counts, when training computed them.
+    oov_rate : float or None
+        The fraction of training tokens outside the vocabulary, when known.
+    """
+
+    wv: object
+    doc_counts: object = None
+    oov_rate: float | None = None
+
+
 class BaseWordEmbedder(
     TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 ):
@@ -183,11 +202,11 @@ class BaseWordEmbedder(
 
     Subclasses define ``__init__`` (storing parameters only), extend
     ``_parameter_constraints`` and implement ``_fit_word_vectors(documents,
-    analyzer)``, which must return a :class:`~skembed.KeyedVectors` with
-    ``counts`` set, and may return the training documents' count matrix
-    (documents x words, or ``None``) as second element and the fraction of
-    training tokens outside the vocabulary as third (else both are computed
-    here, with one more pass over the documents). They may override
+    analyzer)``, which returns a :class:`LearnedWords`: a
+    :class:`~skembed.KeyedVectors` with ``counts`` set and, when training
+    already had them, the training documents' count matrix and the fraction
+    of training tokens outside the vocabulary (else they are computed here,
+    with one more pass over the documents). They may override
     ``_check_params()``, called before ``X`` is read, for cross-parameter
     and device checks.
 
@@ -246,10 +265,7 @@ class BaseWordEmbedder(
             self._check_params()
             documents = self._check_documents(X, allow_iterable=self._accepts_iterable_corpus)
             analyzer = self._analyzer()
-            result = self._fit_word_vectors(documents, analyzer)
-            wv, counts, oov = (*(result if isinstance(result, tuple) else (result,)), None, None)[
-                :3
-            ]
+            wv, counts, oov = self._fit_word_vectors(documents, analyzer)
             self.wv_ = wv
             self.vocabulary_ = wv.key_to_index
             self._n_features_out = wv.vector_size

@@ -29,7 +29,7 @@ from .._analyzer import (
     iter_tokens,
     tokenize,
 )
-from .._base import BaseWordEmbedder
+from .._base import BaseWordEmbedder, LearnedWords
 from .._pooling import count_matrix
 from ._cooccurrence import cooccurrence_matrix
 
@@ -314,7 +314,7 @@ class GloVeTransformer(BaseWordEmbedder):
         self.count_time_ = time.perf_counter() - t0
         doc_counts = counted.pop("docs")
         # _train pops the matrix from the dict, so it is freed once turned into records
-        return self._train(counted), doc_counts
+        return LearnedWords(self._train(counted), doc_counts)
 
     # ------------------------------------------------------------------ training
     def _check_cooccurrence(self, X, n_words):

@@ -18,7 +18,7 @@ from ...utils._compute import (
 from ...utils._schema import Array
 from ...utils._seeding import seed_from_random_state
 from .._analyzer import DEFAULT_TOKEN_PATTERN, build_vocabulary, count_words, encode, tokenize
-from .._base import BaseWordEmbedder
+from .._base import BaseWordEmbedder, LearnedWords
 from .._pooling import count_matrix
 from ._cooccurrence import cooccurrence_matrix
 from ._svd import torch_truncated_svd
@@ -286,4 +286,4 @@ class PPMIEmbedder(BaseWordEmbedder):
         self.singular_values_ = S
         vectors = U * (S**self.eig)[None, :]
         wv = KeyedVectors(vectors, index_to_key, counts=word_counts)
-        return wv, count_matrix(ids, offsets, n_words)
+        return LearnedWords(wv, count_matrix(ids, offsets, n_words))

@@ -22,7 +22,7 @@ from ...keyedvectors import KeyedVectors
 from ...utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, resolve_compute
 from ...utils._seeding import seed_from_random_state
 from .._analyzer import DEFAULT_TOKEN_PATTERN
-from .._base import BaseWordEmbedder
+from .._base import BaseWordEmbedder, LearnedWords
 from ._family import FAMILY_PARAMETER_CONSTRAINTS, Word2VecFamilyMixin
 from ._training import SYNC_TOKENS, effective_window
 
@@ -465,4 +465,4 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
             corpus.close()
         oov = 1.0 - n_known / corpus.n_tokens if corpus.n_tokens else 0.0
         wv = self._keyed_vectors(syn0, index_to_key, counts, warm)
-        return wv, doc_counts, float(oov)
+        return LearnedWords(wv, doc_counts, float(oov))

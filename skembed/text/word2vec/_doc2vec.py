@@ -36,25 +36,20 @@ from .._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
 from ._engines import KERNEL_LOCK, DbowEngine, Doc2VecEngine
 from ._family import FAMILY_PARAMETER_CONSTRAINTS, Word2VecFamilyMixin
 from ._training import MAX_WINDOW, effective_window
-from ._training import SYNC_TOKENS as _WORD2VEC_SYNC_TOKENS
+from ._training import SYNC_TOKENS as WORD_SYNC_TOKENS  # the shortest phase of PV-DM
 
 __all__ = ["Doc2VecTransformer"]
 
-#: tokens per thread and phase of the deterministic parallel scheme (``KernelConfig.sync_tokens``)
-#: of pure PV-DBOW. Longer than Word2Vec's phases: a phase ends at a barrier, and measured on BBC
-#: News with 2 threads on a loaded 2-core machine (load 12), 8,192 tokens ran at 0.16M words/s,
-#: 65,536 at 0.39M; only the output layer is shared, and its staler deltas cost nothing
-#: measurable in accuracy (docs/doc2vec.md).
+#: tokens per thread and phase of the deterministic parallel scheme (``KernelConfig.sync_tokens``).
+#: Longer than Word2Vec's: a phase ends at a barrier (BBC News, 2 threads, load 12: 8,192 tokens
+#: ran at 0.16M words/s, 65,536 at 0.39M), and the shared output layer's staler deltas cost
+#: nothing measurable in accuracy (docs/doc2vec.md).
 SYNC_TOKENS = 65_536
-#: the architectures that train word vectors (PV-DM, ``dbow_words=1``) keep at least this many
-#: phases per part and epoch. A PV-DM document vector lives among the means of its context word
-#: vectors; when an epoch is one phase (a 300-document corpus with 65,536-token phases), each
-#: part's document vectors are fitted to word vectors that the merge then moves by the other
-#: part's whole epoch, and the vector inferred for a training document ranked below others
-#: (docs/doc2vec.md). BBC News (2,225 documents) has more than 4 phases of 65,536 tokens.
+#: phases per part and epoch at least, where word vectors train (PV-DM, ``dbow_words=1``): with
+#: an epoch in one phase, the merge moved the word vectors by the other part's whole epoch away
+#: from those each document vector was fitted to, and inferred vectors of training documents
+#: ranked below others (docs/doc2vec.md); BBC News has more than 4 phases of 65,536 tokens.
 MIN_WORD_PHASES = 4
-#: the shortest phase of those architectures: Word2Vec's
-WORD_SYNC_TOKENS = _WORD2VEC_SYNC_TOKENS
 
 
 class Doc2VecTransformer(
@@ -266,9 +261,8 @@ class Doc2VecTransformer(
 
     Multi-threaded training is deterministic, with Word2Vec's scheme: each
     thread trains its slice of the corpus on private copies of the rows it
-    touches for a phase of 65,536 tokens (when word vectors train, ``dm=1`` or
-    ``dbow_words=1``, shorter on a small corpus: at least 4 phases per epoch, down
-    to Word2Vec's 8,192 tokens), then the changes are added to the
+    touches for a phase of 65,536 tokens (PV-DM and ``dbow_words=1``: at least 4
+    phases per epoch, down to 8,192 tokens), then the changes are added to the
     shared rows in thread order (see :mod:`skembed.kernels.word2vec`). Documents longer
     than 10,000 tokens are split into pieces that share the document vector.
 
@@ -507,9 +501,8 @@ class Doc2VecTransformer(
         )
 
     def _phase_tokens(self, counts):
-        """Tokens per part and phase: :data:`SYNC_TOKENS`, shorter for word-training
-        architectures on a corpus too small for :data:`MIN_WORD_PHASES` phases per epoch
-        (module constants: benchmarks may vary them)."""
+        """Tokens per part and phase: :data:`SYNC_TOKENS`, shorter (down to Word2Vec's) where
+        word vectors train and an epoch is shorter than :data:`MIN_WORD_PHASES` phases."""
         if not self._trains_words():
             return SYNC_TOKENS
         per_phase = int(counts.sum()) // (self.n_parts * MIN_WORD_PHASES)

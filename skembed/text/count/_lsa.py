@@ -12,7 +12,7 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.decomposition import TruncatedSVD
-from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer, TfidfVectorizer
 from sklearn.preprocessing import normalize
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -47,13 +47,13 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         Document-frequency bounds of the vocabulary, as in ``TfidfVectorizer``.
     max_features : int or None, default=None
         Keep only the most frequent terms.
-    weighting : {"tfidf", "log_entropy"}, default="tfidf"
+    weighting : {"log_entropy", "tfidf"}, default="log_entropy"
         Term weights before the SVD: scikit-learn's TF-IDF, or log-entropy
         ``log(1 + tf) * g`` with the global weight ``g = 1 + sum_d p log(p) /
         log(n_documents)``, ``p`` the share of the term's corpus count in
         document ``d`` (0 for a term spread evenly over all documents, 1 for a
         term in one document; see Notes).
-    stop_words : "english", list of str or None, default=None
+    stop_words : "english", list of str or None, default="english"
         Words left out of the vocabulary (scikit-learn's ``stop_words``:
         ``"english"`` is its built-in list). A document left with no term
         follows ``handle_unknown``, as an empty document.
@@ -108,8 +108,8 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
     engine_ : {"sklearn", "torch"}
     oov_rate_ : float
         Fraction of the training documents' unigram tokens that are not in
-        the vocabulary (dropped by ``min_df``/``max_df``/``max_features`` or
-        ``stop_words``);
+        the vocabulary (dropped by ``min_df``/``max_df``/``max_features``;
+        stop words are not counted);
         :meth:`oov_rate` computes it for any documents.
 
     Raises
@@ -187,8 +187,8 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         min_df=1,
         max_df=1.0,
         max_features=None,
-        weighting="tfidf",
-        stop_words=None,
+        weighting="log_entropy",
+        stop_words="english",
         sublinear_tf=False,
         ngram_range=(1, 1),
         norm="l2",
@@ -241,6 +241,15 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         if self.weighting == "log_entropy":
             return CountVectorizer(**common)
         return TfidfVectorizer(sublinear_tf=self.sublinear_tf, norm=self.norm, **common)
+
+    def _analyzer(self):
+        """The shared analyzer without the stop words: they are left out on purpose, so
+        ``oov_rate`` does not count them as unknown."""
+        analyzer = super()._analyzer()
+        if self.stop_words is None:
+            return analyzer
+        stop = ENGLISH_STOP_WORDS if self.stop_words == "english" else frozenset(self.stop_words)
+        return lambda doc: [token for token in analyzer(doc) if token not in stop]
 
     def _weigh(self, documents):
         """The weighted term-document matrix (CSR) of ``documents`` with the fitted vocabulary."""

@@ -121,8 +121,9 @@ def main():
 
     def ours():
         return TfidfLSA(
-            n_components=k, random_state=0, dtype=np.float64, n_jobs=-1, **params
-        ).fit_transform(texts)
+            n_components=k, weighting="tfidf", stop_words=None, random_state=0,
+            dtype=np.float64, n_jobs=-1, **params,
+        ).fit_transform(texts)  # fmt: skip
 
     def ref():
         return make_pipeline(

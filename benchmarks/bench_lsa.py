@@ -29,13 +29,13 @@ from skembed.datasets import load_bbc_news
 
 #: the settings ``--quality`` compares (``TfidfLSA`` keyword arguments)
 QUALITY_SETTINGS = {
-    "tfidf": dict(weighting="tfidf"),
-    "tfidf, sublinear_tf": dict(weighting="tfidf", sublinear_tf=True),
+    "tfidf": dict(weighting="tfidf", stop_words=None),
+    "tfidf, sublinear_tf": dict(weighting="tfidf", stop_words=None, sublinear_tf=True),
     "tfidf, stop_words": dict(weighting="tfidf", stop_words="english"),
     "tfidf, stop_words, sublinear_tf": dict(
         weighting="tfidf", stop_words="english", sublinear_tf=True
     ),
-    "log_entropy": dict(weighting="log_entropy"),
+    "log_entropy": dict(weighting="log_entropy", stop_words=None),
     "log_entropy, stop_words": dict(weighting="log_entropy", stop_words="english"),
 }
 

@@ -221,10 +221,11 @@ def _neighbour_map(X, labels):
 
 @pytest.mark.slow
 def test_default_weighting_ranks_same_topic_neighbours_better_on_bbc(bbc_news):
-    """Unsupervised document similarity on BBC News (measured with bench_lsa.py --quality,
-    n_components=100: the defaults 0.616, TF-IDF without stop words 0.477)."""
-    texts, labels = list(bbc_news[0]), np.asarray(bbc_news[1])
+    """Unsupervised document similarity on every 4th BBC News article (557): measured 0.529
+    with the defaults, 0.452 with TF-IDF without stop words (all 2,225 at 100 components,
+    bench_lsa.py --quality: 0.616 and 0.477)."""
+    texts, labels = list(bbc_news[0][::4]), np.asarray(bbc_news[1][::4])
     new = _neighbour_map(TfidfLSA(random_state=0).fit_transform(texts), labels)
     old = TfidfLSA(weighting="tfidf", stop_words=None, random_state=0).fit_transform(texts)
-    assert new > 0.6
-    assert new > _neighbour_map(old, labels) + 0.1
+    assert new > 0.5
+    assert new > _neighbour_map(old, labels) + 0.05

@@ -161,7 +161,8 @@ DOC2VEC_MODELS = {
         dm=1, vector_size=24, window=4, hs=0, negative=10, alpha=0.05, min_count=2, epochs=20
     ),
 }
-DOC_SEEDS = range(10)
+#: seeds of the model_sanity ports; the first-rank test runs 10 (the goal: 9 of 10)
+DOC_SEEDS = range(5)
 
 
 def _unit(X):
@@ -220,12 +221,12 @@ def test_gensim_model_sanity_on_the_lee_corpus(lee_corpus_list, family, name):
 
 @pytest.mark.parametrize("defaults", [False, True], ids=["gensim-settings", "skembed-defaults"])
 def test_pv_dm_inferred_training_document_ranks_first(lee_corpus_list, defaults):
-    """gensim ranks document 0's inferred PV-DM vector first on 10 of 10 seeds (gensim 4.4,
-    its test's settings and its defaults); two-part training once ranked it 5th and 15th
-    (an epoch of this corpus was one phase, see docs/doc2vec.md)."""
+    """gensim 4.4 ranks document 0's inferred PV-DM vector first on 10 of 10 seeds with its
+    test's settings (5 of 5 measured with its defaults); two-part training once ranked it 5th
+    and 15th (an epoch of this corpus was one phase, see docs/doc2vec.md)."""
     params = dict(dm=1) if defaults else DOC2VEC_MODELS["dmm_neg"]
     first = []
-    for seed in DOC_SEEDS:
+    for seed in range(10):
         est = Doc2VecTransformer(**params, random_state=seed, n_jobs=2).fit(lee_corpus_list)
         first.append(self_ranks(est.dv_.vectors, est.transform(lee_corpus_list[:1]))[0] == 0)
     assert sum(first) >= 9, first

@@ -16,6 +16,11 @@ gensim's ``dm_mean=1``). Printed:
 3. Inference throughput (documents/s) on BBC News: skembed ``transform``
    (1 and 2 threads) vs gensim's ``infer_vector`` loop, and the determinism
    of each: max |difference| between two inferences of the same documents.
+4. ``--parts selfrank``: gensim's PV-DM sanity check with its test's settings
+   (``SELFRANK_SETTINGS``): per seed, the rank of document 0's inferred vector
+   among the trained vectors of gensim's Lee corpus and the fraction of all
+   training documents ranked first, then that fraction on the first 500 BBC
+   News articles (``--archs`` picks PV-DM and/or PV-DBOW there).
 
 The load average (``/proc/loadavg``) is printed beside every figure: on a
 shared machine the ratios (both tools measured in the same minute) are the
@@ -28,6 +33,7 @@ Examples::
     python benchmarks/bench_doc2vec.py --debdocs-epochs 5 --debdocs /path/debdocs-11m.txt.gz
     python benchmarks/bench_doc2vec.py --parts accuracy --corpora tweets --epochs 20 \\
         --tools skembed,skembed-noshare,gensim        # short documents
+    python benchmarks/bench_doc2vec.py --parts selfrank --seeds 10
 """
 
 from __future__ import annotations
@@ -208,6 +214,54 @@ def inference(docs, epochs, archs):
         )
 
 
+#: gensim's test_doc2vec.py settings of its PV-DM (mean) sanity check
+SELFRANK_SETTINGS = dict(
+    dm=1, vector_size=24, window=4, negative=10, hs=0, alpha=0.05, min_count=2, epochs=20
+)
+
+
+def self_rank_row(documents, dm, tool, seed):
+    """``(rank of document 0, fraction ranked first)``: inferred vectors against trained ones."""
+    from gensim.models.doc2vec import Doc2Vec, TaggedDocument
+
+    from skembed.text.word2vec._doc2vec import Doc2VecTransformer
+
+    params = dict(SELFRANK_SETTINGS, dm=dm)
+    if tool == "gensim":
+        tagged = [TaggedDocument(words, [i]) for i, words in enumerate(documents)]
+        model = Doc2Vec(tagged, **params, dm_mean=1, workers=1, seed=seed)
+        trained = model.dv.vectors
+        inferred = np.array([model.infer_vector(words) for words in documents])
+    else:
+        est = Doc2VecTransformer(**params, random_state=seed, n_jobs=2).fit(documents)
+        trained, inferred = est.dv_.vectors, est.transform(documents)
+    trained = trained / np.linalg.norm(trained, axis=1, keepdims=True)
+    inferred = inferred / np.linalg.norm(inferred, axis=1, keepdims=True)
+    sims = inferred @ trained.T
+    ranks = (sims > np.diag(sims)[:, None]).sum(axis=1)
+    return int(ranks[0]), float(np.mean(ranks == 0))
+
+
+def self_rank(bbc_docs, archs, seeds):
+    """Print gensim's sanity check (Lee corpus, PV-DM) and the BBC News self-rank per seed."""
+    from gensim.test.utils import datapath
+    from gensim.utils import simple_preprocess
+
+    with open(datapath("lee_background.cor"), encoding="utf-8") as f:
+        lee = [simple_preprocess(line) for line in f]
+    corpora = [("Lee", lee, [1]), ("BBC-500", bbc_docs[:500], archs)]
+    for name, documents, dms in corpora:
+        for dm in dms:
+            for tool in TOOLS:
+                rows = [self_rank_row(documents, dm, tool, seed) for seed in range(seeds)]
+                print(
+                    f"{name:8s} {'PV-DM' if dm else 'PV-DBOW':8s} {tool:8s} doc-0 ranks "
+                    f"{[r for r, _ in rows]}  first {[round(f, 3) for _, f in rows]}  "
+                    f"load {loadavg()}",
+                    flush=True,
+                )
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", default="throughput,accuracy,inference")
@@ -221,6 +275,7 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=10, help="BBC epochs (gensim's default)")
     parser.add_argument("--debdocs-epochs", type=int, default=5)
     parser.add_argument("--debdocs", default=DEFAULT_DEBDOCS)
+    parser.add_argument("--seeds", type=int, default=10, help="seeds of --parts selfrank")
     args = parser.parse_args(argv)
     parts = args.parts.split(",")
     archs = [int(a) for a in args.archs.split(",")]
@@ -253,6 +308,8 @@ def main(argv=None):
             accuracy(*tweet_documents(), args.epochs, archs, name="tweets (4,000)")
     if "inference" in parts:
         inference(docs, args.epochs, archs)
+    if "selfrank" in parts:
+        self_rank(docs, archs, args.seeds)
     print(f"load at end {loadavg()}")
 
 

@@ -72,8 +72,8 @@ EMBEDDERS = {
         "text",
         "skembed:TfidfLSA",
         {"sublinear_tf": True, "min_df": 2},
-        {"n_components": [100, 300]},
-        "TF-IDF + truncated SVD (LSA)",
+        {"n_components": [100, 300], "weighting": ["log_entropy", "tfidf"]},
+        "log-entropy or TF-IDF + truncated SVD (LSA)",
     ),
     "ppmi": EmbedderSpec(
         "text",
@@ -259,7 +259,7 @@ def default_embedders(
     >>> from skembed.model_selection import default_embedders
     >>> est, grid = default_embedders("text", ["lsa"])["lsa"]
     >>> type(est).__name__, grid
-    ('TfidfLSA', {'n_components': [100, 300]})
+    ('TfidfLSA', {'n_components': [100, 300], 'weighting': ['log_entropy', 'tfidf']})
     """
     rows = _default_rows(
         kind,

@@ -130,7 +130,7 @@ class TextEmbedderMixin(CheckedStateMixin):
         Examples
         --------
         >>> from skembed import TfidfLSA
-        >>> lsa = TfidfLSA(n_components=1).fit(["the cat sat", "the dog sat"])
+        >>> lsa = TfidfLSA(n_components=1, stop_words=None).fit(["the cat sat", "the dog sat"])
         >>> lsa.oov_rate(["the cow sat", "a cat"])  # "cow" of 4 tokens ("a" is too short)
         0.25
         """

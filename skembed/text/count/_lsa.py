@@ -1,4 +1,4 @@
-"""TfidfLSA: TF-IDF weighting followed by truncated SVD (latent semantic analysis)."""
+"""TfidfLSA: TF-IDF or log-entropy weighting followed by truncated SVD (latent semantic analysis)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.decomposition import TruncatedSVD
-from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer, TfidfVectorizer
+from sklearn.preprocessing import normalize
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -29,12 +30,14 @@ from ._svd import torch_truncated_svd
 
 
 class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Latent semantic analysis: TF-IDF document vectors reduced by truncated SVD.
+    """Latent semantic analysis: weighted term-document vectors reduced by truncated SVD.
 
-    On ``device="cpu"`` this is exactly ``make_pipeline(TfidfVectorizer(...),
-    TruncatedSVD(...))`` with the same parameters; on a torch device (or with
+    With ``weighting="tfidf"`` on ``device="cpu"`` this is exactly
+    ``make_pipeline(TfidfVectorizer(...), TruncatedSVD(...))`` with the same
+    parameters; ``weighting="log_entropy"`` weighs the counts as Dumais (1991)
+    and gensim's ``LogEntropyModel``. On a torch device (or with
     ``engine="torch"``) the SVD runs with ``torch.svd_lowrank`` on the sparse
-    TF-IDF matrix.
+    weighted matrix.
 
     Parameters
     ----------
@@ -44,12 +47,23 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         Document-frequency bounds of the vocabulary, as in ``TfidfVectorizer``.
     max_features : int or None, default=None
         Keep only the most frequent terms.
+    weighting : {"log_entropy", "tfidf"}, default="log_entropy"
+        Term weights before the SVD: scikit-learn's TF-IDF, or log-entropy
+        ``log(1 + tf) * g`` with the global weight ``g = 1 + sum_d p log(p) /
+        log(n_documents)``, ``p`` the share of the term's corpus count in
+        document ``d`` (0 for a term spread evenly over all documents, 1 for a
+        term in one document; see Notes).
+    stop_words : "english", list of str or None, default="english"
+        Words left out of the vocabulary (scikit-learn's ``stop_words``:
+        ``"english"`` is its built-in list). A document left with no term
+        follows ``handle_unknown``, as an empty document.
     sublinear_tf : bool, default=False
-        Use ``1 + log(tf)``.
+        ``weighting="tfidf"``: use ``1 + log(tf)``. Log-entropy's local weight
+        is always ``log(1 + tf)``.
     ngram_range : tuple (min_n, max_n), default=(1, 1)
         Word n-gram lengths.
     norm : {"l2", "l1"} or None, default="l2"
-        Row normalisation of the TF-IDF matrix.
+        Row normalisation of the weighted matrix.
     algorithm : {"randomized", "arpack"}, default="randomized"
         SVD solver of ``TruncatedSVD`` (CPU engine).
     n_iter : int, default=5
@@ -81,9 +95,12 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
 
     Attributes
     ----------
-    vectorizer_ : sklearn.feature_extraction.text.TfidfVectorizer
+    vectorizer_ : sklearn.feature_extraction.text.TfidfVectorizer or CountVectorizer
+        The TF-IDF vectorizer, or (``weighting="log_entropy"``) the counts'.
     vocabulary_ : dict of str to int
-        Term → column of the TF-IDF matrix.
+        Term → column of the weighted matrix.
+    global_weights_ : numpy.ndarray of shape (n_terms,), float64, or None
+        Log-entropy's global weight ``g`` of each term (``None`` with TF-IDF).
     components_ : numpy.ndarray of shape (n_components, n_terms), float64
     explained_variance_ratio_ : numpy.ndarray of shape (n_components,)
     singular_values_ : numpy.ndarray of shape (n_components,)
@@ -91,15 +108,19 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
     engine_ : {"sklearn", "torch"}
     oov_rate_ : float
         Fraction of the training documents' unigram tokens that are not in
-        the vocabulary (dropped by ``min_df``/``max_df``/``max_features``);
+        the vocabulary (dropped by ``min_df``/``max_df``/``max_features``;
+        stop words are not counted);
         :meth:`oov_rate` computes it for any documents.
 
     Raises
     ------
     ValueError
         In ``fit``: before reading ``X``, ``engine="sklearn"`` on a non-CPU
-        device or an unavailable ``device``; then, if ``n_components`` is
-        not smaller than the vocabulary size, or the vocabulary is empty.
+        device or an unavailable ``device``, an unknown ``weighting`` or
+        ``stop_words`` (naming the options); then, if ``n_components`` is not
+        smaller than the vocabulary size, the vocabulary is empty, or
+        ``weighting="log_entropy"`` gets a single document (its entropy
+        normalisation ``ln(1)`` is 0).
 
     See Also
     --------
@@ -107,14 +128,20 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
 
     Notes
     -----
-    TF-IDF as scikit-learn: ``tf * (ln((1 + n) / (1 + df)) + 1)``, rows L2
-    normalised; the SVD keeps the top ``n_components`` right singular vectors
-    ``V`` and embeds a document as ``x V``.
+    TF-IDF as scikit-learn: ``tf * (ln((1 + n) / (1 + df)) + 1)``. Log-entropy
+    (Dumais 1991): ``log(1 + tf_td) * (1 + sum_d p_td ln(p_td) / ln(n))`` with
+    ``p_td = tf_td / sum_d tf_td`` over the ``n`` training documents; gensim's
+    ``LogEntropyModel`` divides by ``ln(n + 1)`` instead, a global weight
+    closer to 1 for common terms. Rows are then normalised (``norm``); the SVD
+    keeps the top ``n_components`` right singular vectors ``V`` and embeds a
+    document as ``x V``.
 
     References
     ----------
     Deerwester, Dumais, Furnas, Landauer & Harshman (1990), "Indexing by
     Latent Semantic Analysis", JASIS 41(6).
+    Dumais (1991), "Improving the retrieval of information from external
+    sources", Behavior Research Methods, Instruments, & Computers 23(2).
 
     Examples
     --------
@@ -126,7 +153,8 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
 
     #: fitted state checked on load (utils._schema)
     _state_schema = {
-        "vectorizer_": Instance("sklearn.feature_extraction.text.TfidfVectorizer"),
+        "vectorizer_": Instance("sklearn.feature_extraction.text.CountVectorizer"),
+        "global_weights_": Array("f", ("F",), finite=True, optional=True),
         "svd_": Instance("sklearn.decomposition._truncated_svd.TruncatedSVD", optional=True),
         "components_": Array("f", ("K", "F"), finite=True),
         "vocabulary_": Ids("F"),
@@ -141,6 +169,8 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         "min_df": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="both")],
         "max_df": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="both")],
         "max_features": [Interval(Integral, 1, None, closed="left"), None],
+        "weighting": [StrOptions({"tfidf", "log_entropy"})],
+        "stop_words": [StrOptions({"english"}), list, None],
         "sublinear_tf": ["boolean"],
         "ngram_range": [tuple],
         "norm": [StrOptions({"l1", "l2"}), None],
@@ -157,6 +187,8 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         min_df=1,
         max_df=1.0,
         max_features=None,
+        weighting="log_entropy",
+        stop_words="english",
         sublinear_tf=False,
         ngram_range=(1, 1),
         norm="l2",
@@ -177,6 +209,8 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         self.min_df = min_df
         self.max_df = max_df
         self.max_features = max_features
+        self.weighting = weighting
+        self.stop_words = stop_words
         self.sublinear_tf = sublinear_tf
         self.ngram_range = ngram_range
         self.norm = norm
@@ -194,17 +228,51 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         self.dtype = dtype
 
     def _make_vectorizer(self):
-        return TfidfVectorizer(
+        common = dict(
             min_df=self.min_df,
             max_df=self.max_df,
             max_features=self.max_features,
-            sublinear_tf=self.sublinear_tf,
+            stop_words=self.stop_words,
             ngram_range=self.ngram_range,
-            norm=self.norm,
             **vectorizer_kwargs(
                 self.lowercase, self.token_pattern or DEFAULT_TOKEN_PATTERN, self.tokenizer
             ),
         )
+        if self.weighting == "log_entropy":
+            return CountVectorizer(**common)
+        return TfidfVectorizer(sublinear_tf=self.sublinear_tf, norm=self.norm, **common)
+
+    def _analyzer(self):
+        """The shared analyzer without the stop words: they are left out on purpose, so
+        ``oov_rate`` does not count them as unknown."""
+        analyzer = super()._analyzer()
+        if self.stop_words is None:
+            return analyzer
+        stop = ENGLISH_STOP_WORDS if self.stop_words == "english" else frozenset(self.stop_words)
+        return lambda doc: [token for token in analyzer(doc) if token not in stop]
+
+    def _weigh(self, documents):
+        """The weighted term-document matrix (CSR) of ``documents`` with the fitted vocabulary."""
+        counts = self.vectorizer_.transform(documents)
+        if self.global_weights_ is None:
+            return counts
+        return log_entropy(counts, self.global_weights_, self.norm)
+
+    def _fit_weights(self, token_lists):
+        """Fit the vocabulary (and log-entropy's global weights); the weighted matrix."""
+        self.vectorizer_ = self._make_vectorizer()
+        try:
+            counts = self.vectorizer_.fit_transform(token_lists)
+        except ValueError as exc:  # empty vocabulary
+            raise ValueError(
+                f"TfidfLSA: {exc}. The documents contain no usable term; check min_df/max_df, "
+                "stop_words and the token_pattern."
+            ) from None
+        self.global_weights_ = None
+        if self.weighting == "tfidf":
+            return counts
+        self.global_weights_ = entropy_weights(counts)
+        return log_entropy(counts, self.global_weights_, self.norm)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -252,14 +320,7 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         analyzer = self._analyzer()
         token_lists = [tuple(analyzer(doc)) for doc in documents]
         with limit_threads(self.n_jobs):
-            self.vectorizer_ = self._make_vectorizer()
-            try:
-                tfidf = self.vectorizer_.fit_transform(token_lists)
-            except ValueError as exc:  # empty vocabulary
-                raise ValueError(
-                    f"TfidfLSA: {exc}. The documents contain no usable term; check min_df/max_df "
-                    "and the token_pattern."
-                ) from None
+            tfidf = self._fit_weights(token_lists)
             n_terms = tfidf.shape[1]
             if self.n_components >= n_terms:
                 raise ValueError(
@@ -319,7 +380,7 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         check_is_fitted(self, "components_")
         documents = self._check_documents(X)
         with limit_threads(self.n_jobs):
-            tfidf = self.vectorizer_.transform(documents)
+            tfidf = self._weigh(documents)
             if self.svd_ is not None:
                 X_new = self.svd_.transform(tfidf)
             else:
@@ -333,3 +394,57 @@ def _sparse_total_variance(X):
     mean = np.asarray(X.mean(axis=0)).ravel()
     mean_sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
     return float(np.sum(mean_sq - mean**2))
+
+
+def entropy_weights(counts):
+    """Log-entropy's global weight of each term: ``1 + sum_d p ln(p) / ln(n_documents)``.
+
+    Parameters
+    ----------
+    counts : scipy.sparse.csr_matrix of shape (n_documents, n_terms)
+        Term counts; every term occurs at least once.
+
+    Returns
+    -------
+    weights : numpy.ndarray of shape (n_terms,), float64
+        In ``[0, 1]``: 1 for a term in one document, 0 for a term spread evenly
+        over all of them (Dumais 1991).
+
+    Raises
+    ------
+    ValueError
+        With a single document, where ``ln(n_documents)`` is 0.
+
+    Examples
+    --------
+    >>> from scipy.sparse import csr_matrix
+    >>> entropy_weights(csr_matrix([[1, 2], [1, 0]])).round(3).tolist()
+    [0.0, 1.0]
+    """
+    n_documents = counts.shape[0]
+    if n_documents < 2:
+        raise ValueError(
+            "weighting='log_entropy' needs at least two documents: a term's entropy is "
+            f"normalised by ln(n_documents), which is 0 for {n_documents}; fit on more "
+            "documents or use weighting='tfidf'."
+        )
+    counts = counts.tocsr().astype(np.float64)
+    totals = np.asarray(counts.sum(axis=0)).ravel()
+    p = counts.data / totals[counts.indices]
+    plogp = np.bincount(counts.indices, weights=p * np.log(p), minlength=counts.shape[1])
+    weights = 1.0 + plogp / np.log(n_documents)
+    # an evenly spread term's 1 - 1 leaves rounding noise (2e-16), which the row norm of a
+    # document of such terms alone would blow up to a unit vector
+    weights[np.abs(weights) < 1e-12] = 0.0
+    return weights
+
+
+def log_entropy(counts, weights, norm):
+    """``log(1 + tf) * weights`` per entry, rows normalised by ``norm`` (or not, with ``None``).
+
+    Entries whose term weighs 0 are dropped, so a document of such terms alone is empty.
+    """
+    X = counts.tocsr().astype(np.float64)
+    X.data = np.log1p(X.data) * weights[X.indices]
+    X.eliminate_zeros()
+    return normalize(X, norm=norm, copy=False) if norm else X

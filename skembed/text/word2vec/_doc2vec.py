@@ -36,15 +36,20 @@ from .._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
 from ._engines import KERNEL_LOCK, DbowEngine, Doc2VecEngine
 from ._family import FAMILY_PARAMETER_CONSTRAINTS, Word2VecFamilyMixin
 from ._training import MAX_WINDOW, effective_window
+from ._training import SYNC_TOKENS as WORD_SYNC_TOKENS  # the shortest phase of PV-DM
 
 __all__ = ["Doc2VecTransformer"]
 
 #: tokens per thread and phase of the deterministic parallel scheme (``KernelConfig.sync_tokens``).
-#: Longer than Word2Vec's phases: a phase ends at a barrier, and measured on BBC News with 2
-#: threads on a loaded 2-core machine (load 12), 8,192 tokens ran at 0.16M words/s, 65,536 at
-#: 0.39M; the shared rows (output layers) are updated by every document, so the staler deltas
-#: cost nothing measurable in accuracy (docs/doc2vec.md).
+#: Longer than Word2Vec's: a phase ends at a barrier (BBC News, 2 threads, load 12: 8,192 tokens
+#: ran at 0.16M words/s, 65,536 at 0.39M), and the shared output layer's staler deltas cost
+#: nothing measurable in accuracy (docs/doc2vec.md).
 SYNC_TOKENS = 65_536
+#: phases per part and epoch at least, where word vectors train (PV-DM, ``dbow_words=1``): with
+#: an epoch in one phase, the merge moved the word vectors by the other part's whole epoch away
+#: from those each document vector was fitted to, and inferred vectors of training documents
+#: ranked below others (docs/doc2vec.md); BBC News has more than 4 phases of 65,536 tokens.
+MIN_WORD_PHASES = 4
 
 
 class Doc2VecTransformer(
@@ -256,7 +261,8 @@ class Doc2VecTransformer(
 
     Multi-threaded training is deterministic, with Word2Vec's scheme: each
     thread trains its slice of the corpus on private copies of the rows it
-    touches for a phase of 65,536 tokens, then the changes are added to the
+    touches for a phase of 65,536 tokens (PV-DM and ``dbow_words=1``: at least 4
+    phases per epoch, down to 8,192 tokens), then the changes are added to the
     shared rows in thread order (see :mod:`skembed.kernels.word2vec`). Documents longer
     than 10,000 tokens are split into pieces that share the document vector.
 
@@ -491,8 +497,16 @@ class Doc2VecTransformer(
             self.window_,
             sg=True,
             shared_negatives=self.shared_negatives,
-            sync_tokens=SYNC_TOKENS,  # a module constant: benchmarks may vary it
+            sync_tokens=self._phase_tokens(counts),
         )
+
+    def _phase_tokens(self, counts):
+        """Tokens per part and phase: :data:`SYNC_TOKENS`, shorter (down to Word2Vec's) where
+        word vectors train and an epoch is shorter than :data:`MIN_WORD_PHASES` phases."""
+        if not self._trains_words():
+            return SYNC_TOKENS
+        per_phase = int(counts.sum()) // (self.n_parts * MIN_WORD_PHASES)
+        return min(SYNC_TOKENS, max(WORD_SYNC_TOKENS, per_phase))
 
     def _set_weights(self, syn0, syn1neg, syn1, keys):
         index_to_key = list(self.vocabulary_)

@@ -443,3 +443,19 @@ def test_quality_torch_batched_pv_dbow_on_bbc_news_matches_the_numba_engine():
     folds = StratifiedKFold(5, shuffle=True, random_state=0)
     model = LogisticRegression(max_iter=2000)
     assert cross_val_score(model, est.dv_.vectors, np.asarray(labels), cv=folds).mean() > 0.95
+
+
+@pytest.mark.parametrize(
+    "dm, dbow_words, n_tokens, expected",
+    [
+        (0, 0, 1_000, 65_536),  # pure PV-DBOW: only the output layer is shared
+        (1, 0, 58_152, 8_192),  # gensim's Lee corpus: Word2Vec's phase
+        (1, 0, 200_000, 25_000),  # 4 phases per part and epoch
+        (0, 1, 836_357, 65_536),  # BBC News keeps the long phase
+    ],
+)
+def test_phase_length_gives_word_training_at_least_four_phases_per_epoch(
+    dm, dbow_words, n_tokens, expected
+):
+    est = Doc2VecTransformer(dm=dm, dbow_words=dbow_words, n_parts=2)
+    assert est._phase_tokens(np.array([n_tokens])) == expected

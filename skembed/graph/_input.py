@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels.walks import CsrGraph
+from ..utils._ids import check_ids
 
 #: bytes a walk token takes while it trains: its int32 in the walks, a list and a tuple
 #: reference in the documents handed to Word2VecTransformer, and its int32 in the encoded corpus
@@ -35,24 +36,6 @@ class NodeQuery(NamedTuple):
     targets: list | None
 
 
-def _column_ids(values, name):
-    """A column of node ids as Python ints or strs; one type for the whole graph."""
-    values = np.asarray(values)
-    if values.dtype.kind == "f":
-        if not np.all(np.isfinite(values)):
-            row = int(np.flatnonzero(~np.isfinite(values))[0])
-            raise ValueError(f"{name} has a missing (NaN) node id in row {row}; drop that row.")
-        if not np.all(values == np.round(values)):
-            raise ValueError(f"{name} has non-integer float node ids; use ints or strs as ids.")
-        values = values.astype(np.int64)
-    ids = values.tolist()
-    kinds = {type(v) for v in ids}
-    if kinds - {int, str}:
-        bad = sorted(k.__name__ for k in kinds - {int, str})
-        raise TypeError(f"{name} holds node ids of type {bad}; node ids are ints or strs.")
-    return ids, kinds
-
-
 def _edge_columns(X):
     """``(sources, targets, weights or None)`` of an edge-list array or DataFrame."""
     if hasattr(X, "columns"):
@@ -70,10 +53,7 @@ def _edge_columns(X):
             f"An edge list is an array of shape (n_edges, 2) or (n_edges, 3) (source, target"
             f"[, weight]); got shape {array.shape}. A scipy sparse adjacency matrix works too."
         )
-    if array.dtype == object:  # ids keep their Python type; a float column stays float
-        columns = [np.array(array[:, k].tolist()) for k in range(array.shape[1])]
-    else:
-        columns = [array[:, k] for k in range(array.shape[1])]
+    columns = [array[:, k] for k in range(array.shape[1])]  # object ids keep their types
     return columns[0], columns[1], columns[2] if array.shape[1] == 3 else None
 
 
@@ -88,7 +68,7 @@ def _check_weights(weights, n_edges):
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"Edge weights must be finite and > 0; edge {row} has weight {weights[row]!r} "
+            f"Edge weights must be finite and > 0; edge {row} has weight {float(weights[row])} "
             f"({int(bad.sum())} such edges). Drop those edges (a zero weight is no edge)."
         )
     return weights
@@ -99,8 +79,8 @@ def _edges_to_indices(X):
     sources, targets, weights = _edge_columns(X)
     if len(sources) == 0:
         raise ValueError("The edge list is empty; a graph needs at least one edge.")
-    source_ids, source_kinds = _column_ids(sources, "The source column")
-    target_ids, target_kinds = _column_ids(targets, "The target column")
+    source_ids, source_kinds = check_ids(sources, "The source column")
+    target_ids, target_kinds = check_ids(targets, "The target column")
     kinds = source_kinds | target_kinds
     if len(kinds) > 1:
         raise TypeError(
@@ -238,14 +218,12 @@ def check_node_query(X):
     if hasattr(X, "columns"):
         if {"source", "target"} <= set(X.columns):
             sources, targets, _ = _edge_columns(X)
-            return NodeQuery(_column_ids(sources, "source")[0], _column_ids(targets, "target")[0])
+            return NodeQuery(check_ids(sources, "source")[0], check_ids(targets, "target")[0])
         X = X.to_numpy()
     array = np.asarray(X) if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim == 1:
-        if array.dtype == object:
-            array = np.array(array.tolist())
-        return NodeQuery(_column_ids(array, "X")[0], None)
+        return NodeQuery(check_ids(array, "X")[0], None)
     sources, targets, _ = _edge_columns(array)
-    return NodeQuery(_column_ids(sources, "source")[0], _column_ids(targets, "target")[0])
+    return NodeQuery(check_ids(sources, "source")[0], check_ids(targets, "target")[0])

@@ -25,9 +25,9 @@ def test_directed_graph_keeps_one_way_and_float_ids_become_ints():
 
 
 def test_nan_and_fractional_ids_are_refused():
-    with pytest.raises(ValueError, match="missing \\(NaN\\) node id in row 1"):
+    with pytest.raises(ValueError, match="missing \\(None or NaN\\) id in row 1"):
         _input.check_graph(np.array([[0.0, 1.0], [np.nan, 2.0]]))
-    with pytest.raises(ValueError, match="non-integer float node ids"):
+    with pytest.raises(ValueError, match="non-integer float ids"):
         _input.check_graph(np.array([[0.5, 1.0]]))
 
 

@@ -1,0 +1,63 @@
+"""Ids of things that are not words: graph nodes, users, items.
+
+:func:`check_ids` is the one check of an id column (Node2VecTransformer's nodes,
+InteractionEmbedder's users and items): ints or strs, one type, none missing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import missing_mask
+
+
+def check_ids(values, name):
+    """A column of ids as a list of Python ints or strs, all of one type.
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+        Ints, strs, or floats with integer values (a numeric table's id column; they become
+        ints).
+    name : str
+        What the column is, for the error messages ("The source column").
+
+    Returns
+    -------
+    ids : list of int or list of str
+    kinds : set of type
+        ``{int}`` or ``{str}`` (empty for an empty column).
+
+    Raises
+    ------
+    ValueError
+        A missing id (None, NaN), or a float id that is not an integer; the message names the
+        row.
+    TypeError
+        Ids of mixed types (int and str: 1 and "1" would be two things) or of another type.
+
+    Examples
+    --------
+    >>> check_ids(np.array([3.0, 1.0]), "X")
+    ([3, 1], {<class 'int'>})
+    """
+    values = np.asarray(values)
+    missing = missing_mask(values)
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{name} has a missing (None or NaN) id in row {row}; drop that row.")
+    ids = [v.item() if isinstance(v, np.generic) else v for v in values.tolist()]
+    kinds = {type(v) for v in ids}
+    if float in kinds and kinds <= {int, float}:
+        if not all(float(v).is_integer() for v in ids):
+            raise ValueError(f"{name} has non-integer float ids; use ints or strs as ids.")
+        ids, kinds = [int(v) for v in ids], {int}
+    if kinds - {int, str}:
+        bad = sorted(k.__name__ for k in kinds - {int, str})
+        raise TypeError(f"{name} holds ids of type {bad}; ids are ints or strs.")
+    if len(kinds) > 1:
+        raise TypeError(
+            f"{name} mixes ids of types int and str (as 1 and '1', which would be two "
+            "different ids); convert all ids to one type, e.g. str."
+        )
+    return ids, kinds

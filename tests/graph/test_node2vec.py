@@ -137,3 +137,11 @@ def test_walks_that_do_not_fit_in_memory_are_refused(monkeypatch):
     # 3 nodes x 10 walks x 80 nodes x 24 bytes = 57,600 bytes > 0.8 x 10,000
     with pytest.raises(MemoryError, match="0.0 GiB .*lower walks_per_node or walk_length"):
         Node2VecTransformer(walks_per_node=10, walk_length=80).fit(np.array([[0, 1], [1, 2]]))
+
+
+def test_torch_engine_trains_the_walks():
+    pytest.importorskip("torch")
+    edges, _ = _karate()
+    n2v = Node2VecTransformer(**SMALL, engine="torch-batched").fit(edges)
+    assert n2v.engine_ == "torch-batched" and n2v.device_ == "cpu"
+    assert np.isfinite(n2v.vectors_).all() and np.abs(n2v.vectors_).sum() > 0

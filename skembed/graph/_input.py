@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels.walks import CsrGraph
-from ..utils._ids import check_ids
+from ..utils._ids import check_ids, check_weights
 
 #: bytes a walk token takes while it trains: its int32 in the walks, a list and a tuple
 #: reference in the documents handed to Word2VecTransformer, and its int32 in the encoded corpus
@@ -57,21 +57,8 @@ def _edge_columns(X):
     return columns[0], columns[1], columns[2] if array.shape[1] == 3 else None
 
 
-def _check_weights(weights, n_edges):
-    if weights is None:
-        return np.ones(n_edges)
-    try:
-        weights = np.asarray(weights, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"Edge weights must be numbers: {error}.") from None
-    bad = ~np.isfinite(weights) | (weights <= 0)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"Edge weights must be finite and > 0; edge {row} has weight {float(weights[row])} "
-            f"({int(bad.sum())} such edges). Drop those edges (a zero weight is no edge)."
-        )
-    return weights
+def _weights(values, n):
+    return check_weights(values, n, what="edge", fix="Drop those edges (a zero weight is no edge).")
 
 
 def _edges_to_indices(X):
@@ -89,14 +76,14 @@ def _edges_to_indices(X):
         )
     nodes, inverse = np.unique(np.array(source_ids + target_ids), return_inverse=True)
     n = len(source_ids)
-    return nodes, inverse[:n], inverse[n:], _check_weights(weights, n)
+    return nodes, inverse[:n], inverse[n:], _weights(weights, n)
 
 
 def _adjacency_to_indices(X):
     if X.shape[0] != X.shape[1]:
         raise ValueError(f"A sparse adjacency matrix must be square; got shape {X.shape}.")
     coo = sp.coo_matrix(X)
-    return np.arange(X.shape[0]), coo.row, coo.col, _check_weights(coo.data, coo.nnz)
+    return np.arange(X.shape[0]), coo.row, coo.col, _weights(coo.data, coo.nnz)
 
 
 def _csr(n_nodes, sources, targets, weights):

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._ids import check_ids
+from ..utils._ids import check_ids, check_weights
 
 #: the columns of a log, in the order of an array's columns
 COLUMNS = ("user", "item", "weight", "time")
@@ -54,20 +54,7 @@ def _columns(X):
 
 
 def _weights(column, n):
-    if column is None:
-        return np.ones(n)
-    try:
-        weights = np.asarray(column, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"Interaction weights must be numbers: {error}.") from None
-    bad = ~np.isfinite(weights) | (weights <= 0)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"Interaction weights must be finite and > 0; row {row} has {float(weights[row])} "
-            f"({int(bad.sum())} such rows). Drop those rows or fill them (e.g. with 1)."
-        )
-    return weights
+    return check_weights(column, n, what="row", fix="Drop those rows or fill them (e.g. with 1).")
 
 
 def check_log(X):

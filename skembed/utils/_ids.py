@@ -61,3 +61,47 @@ def check_ids(values, name):
             "different ids); convert all ids to one type, e.g. str."
         )
     return ids, kinds
+
+
+def check_weights(values, n, *, what, fix):
+    """A weight column as float64, every weight finite and > 0 (ones when ``values`` is None).
+
+    Parameters
+    ----------
+    values : array-like of shape (n,) or None
+    n : int
+        Rows, for the default weights.
+    what : str
+        What a row is, for the message ("edge", "row").
+    fix : str
+        The advice that ends the message.
+
+    Returns
+    -------
+    weights : numpy.ndarray of shape (n,), float64
+
+    Raises
+    ------
+    ValueError
+        A weight that is not a number, NaN, infinite, zero or negative; the message names the
+        first such row and how many there are.
+
+    Examples
+    --------
+    >>> check_weights(None, 2, what="edge", fix="").tolist()
+    [1.0, 1.0]
+    """
+    if values is None:
+        return np.ones(n)
+    try:
+        weights = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"Weights must be numbers: {error}.") from None
+    bad = ~np.isfinite(weights) | (weights <= 0)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"Weights must be finite and > 0; {what} {row} has weight {float(weights[row])} "
+            f"({int(bad.sum())} such {what}s). {fix}"
+        )
+    return weights

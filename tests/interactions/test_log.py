@@ -32,7 +32,7 @@ def test_baskets_follow_time_then_row_order():
 @pytest.mark.parametrize(
     "log, error, match",
     [
-        ([[1, "a", np.nan], [2, "b", 1.0]], ValueError, "finite and > 0; row 0 has nan"),
+        ([[1, "a", np.nan], [2, "b", 1.0]], ValueError, "finite and > 0; row 0 has weight nan"),
         ([[1, "a", -1.0], [2, "b", 1.0]], ValueError, "finite and > 0"),
         ([[None, "a"], [2, "b"]], ValueError, "user column has a missing .* row 0"),
         ([[1, "a"], ["u", "b"]], TypeError, "user column mixes ids of types int and str"),

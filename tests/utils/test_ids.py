@@ -27,3 +27,14 @@ def test_ints_strs_and_integral_floats():
 def test_bad_ids(values, error, match):
     with pytest.raises(error, match=match):
         check_ids(values, "The user column")
+
+
+def test_weights_default_to_one_and_must_be_positive():
+    from skembed.utils._ids import check_weights
+
+    assert check_weights(None, 3, what="row", fix="").tolist() == [1.0, 1.0, 1.0]
+    assert check_weights([2, 0.5], 2, what="row", fix="").tolist() == [2.0, 0.5]
+    with pytest.raises(ValueError, match="row 1 has weight 0.0 \\(2 such rows\\). Fill them."):
+        check_weights([1.0, 0.0, -2.0], 3, what="row", fix="Fill them.")
+    with pytest.raises(ValueError, match="Weights must be numbers"):
+        check_weights(["x"], 1, what="row", fix="")

@@ -19,6 +19,7 @@ from ..kernels.walks import WalkConfig, random_walks
 from ..keyedvectors import KeyedVectors
 from ..text import Word2VecTransformer
 from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_compute
+from ..utils._schema import Array, CheckedStateMixin, Instance, Number, Vectors
 from ..utils._seeding import mix_seed, seed_from_random_state
 from ._input import check_graph, check_node_query, check_walk_memory
 
@@ -33,7 +34,9 @@ EDGE_OPERATORS = {
 }
 
 
-class Node2VecTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class Node2VecTransformer(
+    CheckedStateMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     """Node vectors from node2vec's biased random walks, trained with skip-gram.
 
     ``fit`` takes a graph, walks ``walks_per_node`` times from every node (second-order walks
@@ -151,6 +154,16 @@ class Node2VecTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         "random_state": ["random_state"],
         "engine": [StrOptions({"auto", "numba", "torch", "torch-batched"})],
         "verbose": ["verbose"],
+    }
+
+    _state_schema = {
+        "nodes_": Instance(np.ndarray, rows="N"),
+        "vectors_": Array("f", ("N", "D"), finite=True),
+        "wv_": Vectors("N", "D"),
+        "n_walks_": Number(low=0),
+        "device_": Instance(str),
+        "engine_": Instance(str),
+        "_n_features_out": Number(size="D"),
     }
 
     def __init__(

@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._compute import THREAD_PARAMETER_CONSTRAINTS, resolve_compute
+from ..utils._schema import Array, CheckedStateMixin, Instance, Number
 from ..utils._seeding import mix_seed, seed_from_random_state
 from ._factorize import als_fold_in, fit_als, fit_item2vec, mean_fold_in
 from ._log import baskets, check_log, check_query, log_matrix
@@ -22,7 +23,9 @@ from ._log import baskets, check_log, check_query, log_matrix
 __all__ = ["InteractionEmbedder"]
 
 
-class InteractionEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class InteractionEmbedder(
+    CheckedStateMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     """User and item vectors from an interaction log: implicit ALS or item2vec.
 
     ``fit`` takes who interacted with what -- rows ``(user, item[, weight][, time])`` -- and
@@ -143,6 +146,15 @@ class InteractionEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         "handle_unknown": [StrOptions({"zeros", "nan", "error"})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+    }
+
+    _state_schema = {
+        "users_": Instance(np.ndarray, rows="U"),
+        "items_": Instance(np.ndarray, rows="I"),
+        "user_vectors_": Array("f", ("U", "D"), finite=True),
+        "item_vectors_": Array("f", ("I", "D"), finite=True),
+        "item_input_vectors_": Array("f", ("I", "D"), finite=True, optional=True),
+        "_n_features_out": Number(size="D"),
     }
 
     def __init__(

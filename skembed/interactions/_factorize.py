@@ -30,17 +30,23 @@ def _csr_log(matrix, confidence_scale):
     )
 
 
-def fit_als(matrix, config, rng, n_jobs):
-    """Alternate CG half-steps on users and items (``config``: the estimator)."""
+def fit_als(matrix, config, rng, compute):
+    """Alternate CG half-steps on users and items (``config``: the estimator; ``compute``:
+    its resolved device, engine and threads)."""
     n_users, n_items = matrix.shape
     d = config.vector_size
     # implicit's start: uniform in [0, 0.01)
     users = (rng.random((n_users, d)) * 0.01).astype(np.float32)
     items = (rng.random((n_items, d)) * 0.01).astype(np.float32)
+    if compute.engine == "torch":
+        from ._als_torch import fit_als_torch
+
+        with limit_threads(compute.n_threads):
+            return Factors(*fit_als_torch(matrix, users, items, config, compute.device))
     by_user = _csr_log(matrix, config.confidence_scale)
     by_item = _csr_log(sp.csr_matrix(matrix.T), config.confidence_scale)
     reg, steps = float(config.regularization), int(config.cg_steps)
-    with limit_threads(n_jobs, modules=("numba",)):
+    with limit_threads(compute.n_threads, modules=("numba",)):
         for _ in range(config.epochs):
             cg_half_step(by_user, users, items, reg, steps)
             cg_half_step(by_item, items, users, reg, steps)

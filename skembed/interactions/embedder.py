@@ -14,7 +14,7 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._compute import THREAD_PARAMETER_CONSTRAINTS, resolve_compute
+from ..utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, resolve_compute
 from ..utils._schema import Array, CheckedStateMixin, Instance, Number
 from ..utils._seeding import mix_seed, seed_from_random_state
 from ._factorize import als_fold_in, fit_als, fit_item2vec, mean_fold_in
@@ -74,8 +74,15 @@ class InteractionEmbedder(
         Output for an id not seen at fit time (and a new user without a known item).
     random_state : int, RandomState instance or None, default=None
         Seeds the initial vectors (ALS) or skip-gram (item2vec).
+    device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device, default="cpu"
+        Where ALS runs.
+    engine : {"auto", "numba", "torch"}, default="auto"
+        What runs ALS: ``"numba"``, the compiled CPU kernel (:mod:`skembed.kernels.als`), or
+        ``"torch"``, the same conjugate-gradient steps for all vectors at once on any torch
+        device (``"auto"``: numba on the CPU, torch elsewhere). item2vec runs on numba.
     n_jobs : int or None, default=None
-        Threads; the vectors do not depend on it.
+        Threads; with the numba engine the vectors do not depend on it (the torch engine's
+        scatter-adds are not bit-reproducible on a GPU).
     verbose : int, default=0
 
     Attributes
@@ -87,6 +94,8 @@ class InteractionEmbedder(
         ``user_vectors_ @ item_vectors_.T`` scores every (user, item) pair. item2vec: the
         items' output (context) vectors, a user being the weighted mean of its items' input
         vectors.
+    device_, engine_ : str
+        Where and with what the vectors were learned.
     item_input_vectors_ : numpy.ndarray of shape (n_items, vector_size), float32, or None
         item2vec's input vectors of the items (its item embedding, for item similarity); None
         for ALS.
@@ -130,7 +139,8 @@ class InteractionEmbedder(
     """
 
     _parameter_constraints: dict = {
-        **THREAD_PARAMETER_CONSTRAINTS,
+        **COMPUTE_PARAMETER_CONSTRAINTS,
+        "engine": [StrOptions({"auto", "numba", "torch"})],
         "method": [StrOptions({"als", "item2vec"})],
         "vector_size": [Interval(Integral, 1, None, closed="left")],
         "epochs": [Interval(Integral, 1, None, closed="left")],
@@ -154,6 +164,8 @@ class InteractionEmbedder(
         "user_vectors_": Array("f", ("U", "D"), finite=True),
         "item_vectors_": Array("f", ("I", "D"), finite=True),
         "item_input_vectors_": Array("f", ("I", "D"), finite=True, optional=True),
+        "device_": Instance(str),
+        "engine_": Instance(str),
         "_n_features_out": Number(size="D"),
     }
 
@@ -174,6 +186,8 @@ class InteractionEmbedder(
         embed="users",
         handle_unknown="zeros",
         random_state=None,
+        device="cpu",
+        engine="auto",
         n_jobs=None,
         verbose=0,
     ):
@@ -191,6 +205,8 @@ class InteractionEmbedder(
         self.embed = embed
         self.handle_unknown = handle_unknown
         self.random_state = random_state
+        self.device = device
+        self.engine = engine
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -215,12 +231,17 @@ class InteractionEmbedder(
         -------
         self : InteractionEmbedder
         """
-        resolve_compute(self)
+        compute = resolve_compute(self, cpu_engine="numba")
+        if self.method == "item2vec" and compute.engine != "numba":
+            raise ValueError(
+                f"method='item2vec' trains on the CPU's numba engine; engine={self.engine!r} "
+                f"with device={self.device!r} asks for torch. Use method='als' on a torch device."
+            )
         log = check_log(X)
         index = log_matrix(log)
         seed = seed_from_random_state(self.random_state)
         if self.method == "als":
-            factors = fit_als(index.matrix, self, np.random.default_rng(seed), self.n_jobs)
+            factors = fit_als(index.matrix, self, np.random.default_rng(seed), compute)
         else:
             factors = fit_item2vec(
                 baskets(log, index), index.matrix, self, mix_seed(seed, 1) % (2**31 - 1)
@@ -228,6 +249,7 @@ class InteractionEmbedder(
         self.users_, self.items_ = index.users, index.items
         self.user_vectors_, self.item_vectors_ = factors.users, factors.items
         self.item_input_vectors_ = factors.item_inputs
+        self.device_, self.engine_ = compute.device, compute.engine
         self._n_features_out = self.vector_size
         return self
 

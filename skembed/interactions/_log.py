@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..utils._ids import check_ids, check_weights
+from ..utils._validation import missing_mask
 
 #: the columns of a log, in the order of an array's columns
 COLUMNS = ("user", "item", "weight", "time")
@@ -94,8 +95,12 @@ def check_log(X):
         times = np.asarray(times)
         if times.dtype == object:
             times = np.asarray(times.tolist())
-        if times.dtype.kind in "fM" and np.isnan(times.astype(np.float64)).any():
-            raise ValueError("The time column has missing values; fill or drop those rows.")
+        missing = missing_mask(times)
+        if missing.any():
+            raise ValueError(
+                f"The time column has {int(missing.sum())} missing values (first: row "
+                f"{int(np.flatnonzero(missing)[0])}); fill or drop those rows."
+            )
     return Log(users, items, _weights(columns.get("weight"), n), times)
 
 

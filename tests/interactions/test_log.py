@@ -46,6 +46,15 @@ def test_bad_logs(log, error, match):
         check_log(log)
 
 
+def test_missing_times_are_refused():
+    pd = pytest.importorskip("pandas")
+    times = pd.to_datetime(["2020-01-01", None])
+    with pytest.raises(ValueError, match="time column has 1 missing values \\(first: row 1\\)"):
+        check_log(pd.DataFrame({"user": [1, 2], "item": [3, 4], "time": times}))
+    with pytest.raises(ValueError, match="time column has 1 missing"):
+        check_log(np.array([[1, 3, 1.0, 5.0], [2, 4, 1.0, np.nan]]))
+
+
 def test_one_item_is_refused():
     with pytest.raises(ValueError, match="1 distinct item; item vectors need at least two"):
         log_matrix(check_log([[1, "a"], [2, "a"]]))

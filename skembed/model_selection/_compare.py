@@ -6,6 +6,7 @@ import numbers
 import time
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from ._data import _n_rows, _take, check_classification_data, usable_rows
 from ._downstream import _refit, downstream_description, downstream_values
 from ._registry import EMBEDDERS, _resolve_embedders, _resolve_table_rows
 from ._report import leaderboard
-from ._runner import _cache_free_rate, _run_fold_tasks
+from ._runner import NAN_SCORES, FoldSetting, FoldTask, _cache_free_rate, _run_fold_tasks
 from ._task import check_regression_data, infer_task
 
 
@@ -142,10 +143,39 @@ def prepare_comparison(
     return PreparedComparison(X, y, task, kind, roles, columns)
 
 
-def _rows(embedders, kind, roles, task, **shared):
-    """``{name: (embedder, grid, description, wrap)}``, the rows that support ``task``."""
+class EmbedderRow(NamedTuple):
+    """One row of the comparison: an embedder and the grid its candidates come from.
+
+    Parameters
+    ----------
+    embedder : estimator or None
+        The unfitted embedder (``None``: a table's ``none`` row).
+    grid : dict
+        Its parameter grid (the embedder's own parameter names).
+    description : str
+        One line for the leaderboard.
+    wrap : callable or None
+        Turns the embedder into its row of a mixed table (:func:`table_embedder`).
+    """
+
+    embedder: object
+    grid: dict
+    description: str
+    wrap: object
+
+    def candidate(self, params):
+        """The unfitted estimator of the candidate ``params``, wrapped for a table."""
+        from sklearn.base import clone
+
+        est = clone(self.embedder).set_params(**params) if self.embedder is not None else None
+        return self.wrap(est) if self.wrap is not None else est
+
+
+def _rows(embedders, prepared, **shared):
+    """``{name: EmbedderRow}``, the rows that support the prepared data's task."""
+    kind, task = prepared.kind, prepared.task
     if kind == "mixed":
-        rows = _resolve_table_rows(embedders, roles, **shared)
+        rows = _resolve_table_rows(embedders, prepared.roles, **shared)
     else:
         rows = {n: (*v, None) for n, v in _resolve_embedders(embedders, kind, **shared).items()}
     for name in list(rows):
@@ -156,142 +186,164 @@ def _rows(embedders, kind, roles, task, **shared):
             del rows[name]
         else:
             raise ValueError(f"Embedder {name!r} does not support {task}: drop it from the list.")
-    return rows
+    return {name: EmbedderRow(*row) for name, row in rows.items()}
 
 
-def _records(chosen, tasks, outcomes, X, folds, task, verbose, scoring, roles):
-    """One record per candidate x downstream value; ``(records, best params per embedder)``."""
-    from sklearn.base import clone
+def _folds(cv, task, y, random_state):
+    """The ``(train, test)`` row indices of each fold: stratified for classes, shuffled."""
+    from sklearn.model_selection import KFold, StratifiedKFold
 
-    records, best_params, by_candidate = [], {}, {}
-    for (name, est, params, _), out in zip(tasks, outcomes, strict=True):
-        by_candidate.setdefault((name, id(params)), (name, est, params, []))[3].append(out)
-    key, values = downstream_values(task)
-    for name, (embedder, _, description, _) in chosen.items():
-        first = len(records)
-        for cand_name, _est, params, fold_outs in by_candidate.values():
-            if cand_name != name:
-                continue
-            embed_s = [o["embed_s"] for o in fold_outs]
-            down_s = [o["downstream_s"] for o in fold_outs]
-            transform_s = [o["transform_s"] for o in fold_outs]
-            recon = [o["recon"] for o in fold_outs if o["recon"] is not None]
-            if np.isnan(embed_s).any():
-                rate = float("nan")
-            elif embedder is not None and embedder.get_params().get("cache") is not None:
-                one = clone(embedder).set_params(**params)
-                X_tr, X_te = _take(X, folds[0][0]), _take(X, folds[0][1])
-                if roles is not None:  # a mixed table: time the first text column
-                    X_tr, X_te = X_tr[roles["text"][0]].tolist(), X_te[roles["text"][0]].tolist()
-                rate = _cache_free_rate(one, X_tr, X_te)
-            else:
-                rate = sum(len(test) for _, test in folds) / max(sum(transform_s), 1e-9)
-            alone = [o.get("text_only") for o in fold_outs]
-            alone_by_value = (
-                {v: float(np.mean([a[v] for a in alone])) for v in alone[0]}
-                if alone and all(a is not None for a in alone)
-                else {}
+    if isinstance(cv, numbers.Integral):
+        split = StratifiedKFold if task == "classification" else KFold
+        splitter = split(cv, shuffle=True, random_state=random_state)
+    else:
+        splitter = cv
+    return list(splitter.split(np.zeros((len(y), 1)), y))
+
+
+def _row_tasks(name, row, n_folds):
+    """The fold tasks of one row: every candidate of its grid on every fold."""
+    from sklearn.model_selection import ParameterGrid
+
+    return [
+        FoldTask(name, row.candidate(params), params, k)
+        for params in ParameterGrid(row.grid)
+        for k in range(n_folds)
+    ]
+
+
+def _warn_failed(tasks, outcomes):
+    """Warn once per fold whose embedder fit raised: its scores are NaN."""
+    for task, outcome in zip(tasks, outcomes, strict=True):
+        if outcome.failed:
+            warnings.warn(
+                f"Embedder {task.name} {task.params} failed on fold {task.fold} "
+                f"({outcome.error}): its scores are NaN.",
+                UserWarning,
+                stacklevel=4,
             )
-            text_only = max(alone_by_value.values()) if alone_by_value else float("nan")
-            # the downstream parameters of a fold that did not fail (a failed fold has none)
-            downstream = next(
-                (list(o["per_value"]) for o in fold_outs if o["per_value"]),
-                [((key, v),) for v in values],
-            )
-            for value in downstream:
-                acc = {
-                    k: [o["per_value"].get(value, _NAN_SCORES)[k] for o in fold_outs]
-                    for k in ("test", "fit", "score")
-                }
-                rec = {
-                    "embedder": name,
-                    "description": description,
-                    "params": {**params, **dict(value)},
-                }
-                rec.update({f"split{k}_test_score": v for k, v in enumerate(acc["test"])})
-                rec.update(
-                    mean_test_score=float(np.mean(acc["test"])),
-                    std_test_score=float(np.std(acc["test"])),
-                    mean_fit_time=float(np.mean(acc["fit"])),
-                    std_fit_time=float(np.std(acc["fit"])),
-                    mean_embed_fit_time=float(np.mean(embed_s)),
-                    mean_downstream_fit_time=float(np.mean(down_s)),
-                    mean_score_time=float(np.mean(acc["score"])),
-                    transform_rows_per_s=float(rate),
-                    n_features_out=int(fold_outs[-1]["n_features_out"]),
-                    mean_reconstruction_error=float(np.mean(recon)) if recon else float("nan"),
-                    fit_peak_memory_mb=float(np.max([o["peak_mb"] for o in fold_outs])),
-                    pipeline_size_mb=float(fold_outs[0]["size_mb"]),
-                    sparse_output=bool(fold_outs[-1]["sparse"]),
-                    text_only_score=text_only,
-                )
-                records.append(rec)
-                if verbose >= 2:
-                    print(
-                        f"    {name} {rec['params']}: "
-                        f"{rec['mean_test_score']:.4f} ± {rec['std_test_score']:.4f}",
-                        flush=True,
-                    )
-        own = records[first:]
-        scores = [
-            r["mean_test_score"] if r["mean_test_score"] == r["mean_test_score"] else -np.inf
-            for r in own
-        ]
-        top = int(np.argmax(scores))  # first of ties
-        best_params[name] = own[top]["params"]
-        if verbose >= 1:
-            print(
-                f"  {name:<12} {scoring if isinstance(scoring, str) else 'score'} "
-                f"{own[top]['mean_test_score']:.4f} ± {own[top]['std_test_score']:.4f}"
-                f"  ({_embedding_seconds(name, tasks, outcomes)})",
-                flush=True,
-            )
-    return records, best_params
 
 
-def _embedding_seconds(name, tasks, outcomes):
-    """``"12.3 s embedding"`` of an embedder's fold fits that ran, saying which failed.
+def _by_candidate(tasks, outcomes):
+    """``[(params, [outcome per fold])]`` of one row's tasks, in grid order."""
+    grouped = {}
+    for task, outcome in zip(tasks, outcomes, strict=True):
+        grouped.setdefault(id(task.params), (task.params, []))[1].append(outcome)
+    return list(grouped.values())
+
+
+def _transform_rate(row, params, outcomes, setting, roles):
+    """Held-out rows/s of a candidate's ``transform``, its embedding cache left out."""
+    if any(o.failed for o in outcomes):
+        return float("nan")
+    if row.embedder is not None and row.embedder.get_params().get("cache") is not None:
+        from sklearn.base import clone
+
+        one = clone(row.embedder).set_params(**params)
+        train, test = setting.folds[0]
+        X_tr, X_te = _take(setting.X, train), _take(setting.X, test)
+        if roles is not None:  # a mixed table: time the first text column
+            X_tr, X_te = X_tr[roles["text"][0]].tolist(), X_te[roles["text"][0]].tolist()
+        return _cache_free_rate(one, X_tr, X_te)
+    seconds = sum(o.transform_s for o in outcomes)
+    return sum(len(test) for _, test in setting.folds) / max(seconds, 1e-9)
+
+
+def _text_only_score(outcomes):
+    """A mixed row's best mean score of its text columns alone, or NaN."""
+    alone = [o.text_only for o in outcomes]
+    if not alone or any(a is None for a in alone):
+        return float("nan")
+    return max(float(np.mean([a[v] for a in alone])) for v in alone[0])
+
+
+def _candidate_records(name, description, params, outcomes, common):
+    """One record (a ``cv_results_`` row) per downstream value of one candidate."""
+    # the downstream parameters of a fold that did not fail (a failed fold has none)
+    downstream = next(
+        (list(o.per_value) for o in outcomes if o.per_value),
+        [((common["key"], v),) for v in common["values"]],
+    )
+    recon = [o.recon for o in outcomes if o.recon is not None]
+    records = []
+    for value in downstream:
+        scores = [o.per_value.get(value, NAN_SCORES) for o in outcomes]
+        test = [s.test for s in scores]
+        rec = {"embedder": name, "description": description, "params": {**params, **dict(value)}}
+        rec.update({f"split{k}_test_score": v for k, v in enumerate(test)})
+        rec.update(
+            mean_test_score=float(np.mean(test)),
+            std_test_score=float(np.std(test)),
+            mean_fit_time=float(np.mean([s.fit for s in scores])),
+            std_fit_time=float(np.std([s.fit for s in scores])),
+            mean_embed_fit_time=float(np.mean([o.embed_s for o in outcomes])),
+            mean_downstream_fit_time=float(np.mean([o.downstream_s for o in outcomes])),
+            mean_score_time=float(np.mean([s.score for s in scores])),
+            transform_rows_per_s=float(common["rate"]),
+            n_features_out=int(outcomes[-1].n_features_out),
+            mean_reconstruction_error=float(np.mean(recon)) if recon else float("nan"),
+            fit_peak_memory_mb=float(np.max([o.peak_mb for o in outcomes])),
+            pipeline_size_mb=float(outcomes[0].size_mb),
+            sparse_output=bool(outcomes[-1].sparse),
+            text_only_score=common["text_only"],
+        )
+        records.append(rec)
+    return records
+
+
+def _row_records(name, row, tasks, outcomes, setting, roles):
+    """The records of every candidate of one row, in grid order."""
+    key, values = downstream_values(setting.task)
+    records = []
+    for params, folds in _by_candidate(tasks, outcomes):
+        common = dict(
+            key=key,
+            values=values,
+            rate=_transform_rate(row, params, folds, setting, roles),
+            text_only=_text_only_score(folds),
+        )
+        records += _candidate_records(name, row.description, params, folds, common)
+    return records
+
+
+def _best_record(records):
+    """The record with the highest mean score (the first of ties; NaN scores last)."""
+    scores = [-np.inf if np.isnan(r["mean_test_score"]) else r["mean_test_score"] for r in records]
+    return records[int(np.argmax(scores))]
+
+
+def _embedding_seconds(outcomes):
+    """``"12.3 s embedding"`` of a row's fold fits that ran, saying which failed.
 
     A failed fold has no time (NaN): the sum is over the others, and the line
     says how many fold fits failed, or ``"failed on every fold"``.
     """
-    mine = [o for (n, *_), o in zip(tasks, outcomes, strict=True) if n == name]
-    ran = [o for o in mine if not o.get("failed")]
+    ran = [o for o in outcomes if not o.failed]
     if not ran:
         return "failed on every fold: see the warnings above"
-    seconds = sum(o["embed_s"] + o["transform_s"] for o in ran)
-    failed = len(mine) - len(ran)
+    seconds = sum(o.embed_s + o.transform_s for o in ran)
+    failed = len(outcomes) - len(ran)
     return f"{seconds:.1f} s embedding" + (
-        f"; {failed} of {len(mine)} fold fits failed" if failed else ""
+        f"; {failed} of {len(outcomes)} fold fits failed" if failed else ""
     )
 
 
-#: the scores of a downstream value on a fold whose fit failed
-_NAN_SCORES = dict(test=float("nan"), fit=float("nan"), score=float("nan"))
-
-
-def _failed_as_nan(tasks, outcomes):
-    """Fold outcomes with each failed fit (a ``ValueError``) warned about and scored NaN.
-
-    A failed outcome has ``failed=True`` and no ``per_value``: the records
-    take the downstream parameters from the candidate's other folds and
-    score the failed ones NaN (:data:`_NAN_SCORES`).
-    """
-    nan = float("nan")
-    out = []
-    for (name, _, params, k), outcome in zip(tasks, outcomes, strict=True):
-        if "error" in outcome:
-            warnings.warn(
-                f"Embedder {name} {params} failed on fold {k} ({outcome['error']}): "
-                "its scores are NaN.",
-                UserWarning,
-                stacklevel=3,
+def _print_row(name, records, best, outcomes, scoring, verbose):
+    """The lines of a finished row: each candidate (``verbose >= 2``), then its best."""
+    if verbose >= 2:
+        for rec in records:
+            print(
+                f"    {name} {rec['params']}: "
+                f"{rec['mean_test_score']:.4f} ± {rec['std_test_score']:.4f}",
+                flush=True,
             )
-            outcome = dict(embed_s=nan, downstream_s=nan, transform_s=nan, recon=None)
-            outcome.update(peak_mb=nan, size_mb=nan, sparse=False, text_only=None)
-            outcome.update(n_features_out=0, per_value={}, failed=True)
-        out.append(outcome)
-    return out
+    if verbose >= 1:
+        print(
+            f"  {name:<12} {scoring if isinstance(scoring, str) else 'score'} "
+            f"{best['mean_test_score']:.4f} ± {best['std_test_score']:.4f}"
+            f"  ({_embedding_seconds(outcomes)})",
+            flush=True,
+        )
 
 
 def _reference(y, task):
@@ -300,6 +352,83 @@ def _reference(y, task):
         return 0.0
     _, counts = np.unique(y, return_counts=True)
     return float(counts.max() / counts.sum())
+
+
+class RowResult(NamedTuple):
+    """A finished row: its records and the parameters of its best one."""
+
+    records: list
+    best_params: dict
+
+
+def _cross_validate(rows, setting, scheduler, scoring, verbose, roles):
+    """Run every row's fold tasks; ``{name: RowResult}`` in the rows' order.
+
+    The rows' tasks are one stream (all sent at once to a cluster); each row's
+    records are made, and its line printed, as soon as its folds are done.
+    """
+    n_folds = len(setting.folds)
+    tasks = {name: _row_tasks(name, row, n_folds) for name, row in rows.items()}
+    started = time.perf_counter()
+    stream = _run_fold_tasks([t for row in tasks.values() for t in row], setting, scheduler)
+    results = {}
+    for name, row in rows.items():
+        outcomes = [next(stream) for _ in tasks[name]]
+        _warn_failed(tasks[name], outcomes)
+        with limit_threads(setting.n_jobs), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # unseen categories/words in CV folds
+            records = _row_records(name, row, tasks[name], outcomes, setting, roles)
+        best = _best_record(records)
+        _print_row(name, records, best, outcomes, scoring, verbose)
+        results[name] = RowResult(records, best["params"])
+    if verbose >= 1 and scheduler is not None:
+        n_tasks = sum(map(len, tasks.values()))
+        print(f"  ({n_tasks} tasks on the cluster: {time.perf_counter() - started:.1f} s wall)")
+    return results
+
+
+def _results_frame(rows_done, prepared, scoring):
+    """The ``cv_results_``-style DataFrame of every record, ranked, with its ``attrs``."""
+    import pandas as pd
+
+    records = [rec for row in rows_done.values() for rec in row.records]
+    results = pd.DataFrame.from_records(records)
+    results["rank_test_score"] = (
+        results["mean_test_score"].rank(method="min", ascending=False, na_option="bottom")
+    ).astype(int)
+    description = downstream_description(prepared.task, table=prepared.kind == "mixed")
+    results["scoring"] = scoring if isinstance(scoring, str) else repr(scoring)
+    results["task"] = prepared.task
+    results["downstream"] = description
+    none = results.loc[results["embedder"] == "none", "mean_test_score"]
+    results["delta_vs_none"] = (
+        results["mean_test_score"] - none.max() if len(none) else float("nan")
+    )
+    results.attrs.update(
+        downstream=description,
+        task=prepared.task,
+        reference=_reference(prepared.y, prepared.task),
+    )
+    if prepared.roles is not None:
+        results.attrs["roles"] = prepared.roles
+    return results
+
+
+def _refit_best(rows, best_params, results, prepared):
+    """``{name: Pipeline}`` of each row's best candidate refitted on all rows, best first."""
+    best = {}
+    for name in leaderboard(results)["embedder"]:
+        row = rows[name]
+        pipeline = _refit(
+            row.embedder, best_params[name], prepared.X, prepared.y, prepared.task, row.wrap
+        )
+        if prepared.roles is not None and prepared.kind != "text":
+            from sklearn.pipeline import Pipeline
+
+            # the pipeline takes the table as given; a class, not a function: skops can save it
+            pipeline = Pipeline([("columns", PrepareFrame(prepared.roles)), *pipeline.steps])
+        best[name] = pipeline
+    return best
 
 
 def compare_embedders(
@@ -466,10 +595,7 @@ def compare_embedders(
     >>> best["params"], results.attrs["reference"]
     ({'clf__C': 0.0001}, 0.5)
     """
-    import pandas as pd
-    from sklearn.base import clone
     from sklearn.metrics import get_scorer
-    from sklearn.model_selection import KFold, ParameterGrid, StratifiedKFold
 
     if not isinstance(X, PreparedComparison):
         X = prepare_comparison(
@@ -482,83 +608,36 @@ def compare_embedders(
             numeric_columns=numeric_columns,
             drop_columns=drop_columns,
         )
-    X, y, task, kind, roles = X.X, X.y, X.task, X.kind, X.roles
-    scoring = scoring or ("r2" if task == "regression" else "accuracy")
+    prepared = X
+    scoring = scoring or ("r2" if prepared.task == "regression" else "accuracy")
     shared = dict(
-        n_components=n_components, random_state=random_state, n_jobs=n_jobs, n_rows=len(y)
+        n_components=n_components, random_state=random_state, n_jobs=n_jobs, n_rows=len(prepared.y)
     )
-    chosen = _rows(embedders, kind, roles, task, **shared)
-    if isinstance(cv, numbers.Integral):
-        split = StratifiedKFold if task == "classification" else KFold
-        splitter = split(cv, shuffle=True, random_state=random_state)
-    else:
-        splitter = cv
-    folds = list(splitter.split(np.zeros((len(y), 1)), y))
-    scorer = get_scorer(scoring) if isinstance(scoring, str) else scoring
-
-    def candidate(embedder, wrap, params):
-        est = clone(embedder).set_params(**params) if embedder is not None else None
-        return wrap(est) if wrap is not None else est
-
-    # every candidate x fold is one task: run here one after another, or on the Dask cluster
-    tasks = [
-        (name, candidate(embedder, wrap, params), params, k)
-        for name, (embedder, grid, _, wrap) in chosen.items()
-        for params in ParameterGrid(grid)
-        for k in range(len(folds))
-    ]
-    started = time.perf_counter()
-    outcomes = _run_fold_tasks(tasks, X, y, folds, scorer, kind, n_jobs, scheduler, task)
-    outcomes = _failed_as_nan(tasks, outcomes)
+    rows = _rows(embedders, prepared, **shared)
+    setting = FoldSetting(
+        X=prepared.X,
+        y=prepared.y,
+        folds=_folds(cv, prepared.task, prepared.y, random_state),
+        scorer=get_scorer(scoring) if isinstance(scoring, str) else scoring,
+        kind=prepared.kind,
+        task=prepared.task,
+        n_jobs=n_jobs,
+    )
+    roles = prepared.roles if prepared.kind == "mixed" else None
+    rows_done = _cross_validate(rows, setting, scheduler, scoring, verbose, roles)
+    best_params = {name: row.best_params for name, row in rows_done.items()}
     with limit_threads(n_jobs), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # unseen categories/words in CV folds
-        records, best_params = _records(
-            chosen,
-            tasks,
-            outcomes,
-            X,
-            folds,
-            task,
-            verbose,
-            scoring,
-            roles if kind == "mixed" else None,
-        )
-        if verbose >= 1 and scheduler is not None:
-            print(
-                f"  ({len(tasks)} tasks on the cluster: {time.perf_counter() - started:.1f} s wall)"
-            )
-        results = pd.DataFrame.from_records(records)
-        results["rank_test_score"] = (
-            results["mean_test_score"]
-            .rank(method="min", ascending=False, na_option="bottom")
-            .astype(int)
-        )
-        description = downstream_description(task, table=kind == "mixed")
-        results["scoring"] = scoring if isinstance(scoring, str) else repr(scoring)
-        results["task"] = task
-        results["downstream"] = description
-        none = results.loc[results["embedder"] == "none", "mean_test_score"]
-        results["delta_vs_none"] = (
-            results["mean_test_score"] - none.max() if len(none) else float("nan")
-        )
-        results.attrs.update(downstream=description, task=task, reference=_reference(y, task))
-        if roles is not None:
-            results.attrs["roles"] = roles
+        results = _results_frame(rows_done, prepared, scoring)
         if compress:
-            table, note = compress_best(
-                chosen, best_params, results, X, y, folds, scorer, task, kind, n_jobs, random_state
-            )
-            records = None if table is None else table.to_dict("records")
-            results.attrs.update(compression=records, compression_note=note)
+            _add_compression(results, rows, best_params, setting, random_state)
         if not return_best:
             return results
-        best = {}
-        for name in leaderboard(results)["embedder"]:
-            embedder, _, _, wrap = chosen[name]
-            best[name] = _refit(embedder, best_params[name], X, y, task, wrap)
-            if roles is not None and kind != "text":  # the pipeline takes the table as given
-                from sklearn.pipeline import Pipeline
+        return results, _refit_best(rows, best_params, results, prepared)
 
-                columns = PrepareFrame(roles)  # a class, not a function: skops can save it
-                best[name] = Pipeline([("columns", columns), *best[name].steps])
-    return results, best
+
+def _add_compression(results, rows, best_params, setting, random_state):
+    """Score the compressed variants of the best dense row into ``results.attrs``."""
+    table, note = compress_best(rows, best_params, results, setting, random_state)
+    records = None if table is None else table.to_dict("records")
+    results.attrs.update(compression=records, compression_note=note)

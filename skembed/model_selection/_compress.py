@@ -68,12 +68,25 @@ def compression_target(results, kind):
     return str(dense.iloc[0]["embedder"]), None
 
 
-def compress_best(chosen, best_params, results, X, y, folds, scorer, task, kind, n_jobs, rs=0):
+def compress_best(rows, best_params, results, setting, random_state=0):
     """Score each compression variant of the best dense row on the comparison's folds.
 
     Each fold fits the row's embedder once (its best parameters), then each
     variant on the fold's training embedding, and the downstream path on the
     result; the variant's score is that of its best downstream value.
+
+    Parameters
+    ----------
+    rows : dict of str to EmbedderRow
+        The comparison's rows (embedder and table wrap of each).
+    best_params : dict of str to dict
+        Each row's best parameters (its downstream value included).
+    results : pandas.DataFrame
+        The comparison's results, to find the best dense row.
+    setting : FoldSetting
+        The data, folds, scorer, kind, task and threads of the comparison.
+    random_state : int, default=0
+        Seeds the PCA and quantisation variants.
 
     Returns
     -------
@@ -88,21 +101,22 @@ def compress_best(chosen, best_params, results, X, y, folds, scorer, task, kind,
     import pandas as pd
     from sklearn.base import clone
 
-    name, reason = compression_target(results, kind)
+    X, y, folds, scorer, task = setting.X, setting.y, setting.folds, setting.scorer, setting.task
+    name, reason = compression_target(results, setting.kind)
     if name is None:
         return None, reason
-    embedder, _, _, wrap = chosen[name]
+    embedder, wrap = rows[name].embedder, rows[name].wrap
     key, values = downstream_values(task)
     params = {k: v for k, v in best_params[name].items() if k not in (key, TEXT_WEIGHT)}
     scores, rates, variants = {}, {}, None
-    with limit_threads(n_jobs), warnings.catch_warnings():
+    with limit_threads(setting.n_jobs), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         for train, test in folds:
             est = clone(embedder).set_params(**params)
             est = wrap(est) if wrap is not None else est
             Xt_tr = np.asarray(est.fit_transform(_take(X, train), y[train]), dtype=np.float32)
             Xt_te = np.asarray(est.transform(_take(X, test)), dtype=np.float32)
-            variants = variants or compression_variants(Xt_tr.shape[1], rs)
+            variants = variants or compression_variants(Xt_tr.shape[1], random_state)
             for vname, step, _ in variants:
                 if step is None:
                     Z_tr, Z_te, seconds = Xt_tr, Xt_te, 0.0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import time
 import warnings
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,6 +22,74 @@ from ._downstream import (
 
 _CACHE_FREE_FIT, _CACHE_FREE_TIMED = 50, 200
 _MB = 1024 * 1024
+_NAN = float("nan")
+
+
+class FoldScores(NamedTuple):
+    """One downstream value's scores on one fold.
+
+    Parameters
+    ----------
+    test : float
+        The held-out score.
+    fit : float
+        Seconds to fit the embedder and the downstream path on the training rows.
+    score : float
+        Seconds to embed, scale and score the held-out rows.
+    """
+
+    test: float
+    fit: float
+    score: float
+
+
+#: the scores of a downstream value on a fold whose fit failed
+NAN_SCORES = FoldScores(_NAN, _NAN, _NAN)
+
+
+@dataclass(frozen=True)
+class FoldOutcome:
+    """What one candidate's fit on one training fold measured (:func:`_fold_task`).
+
+    Parameters
+    ----------
+    per_value : dict
+        ``FoldScores`` per downstream value, keyed by the downstream
+        parameters as ``((name, value), ...)`` pairs; empty when the fit failed.
+    embed_s, downstream_s, transform_s : float
+        Seconds to fit the embedder, to fit the downstream path, to embed the
+        held-out rows (NaN when the fit failed).
+    n_features_out : int
+        Width of the embedding (0 when the fit failed).
+    sparse : bool
+        Whether the embedding is a sparse matrix.
+    peak_mb, size_mb : float
+        The fit's peak memory and the fitted pipeline's pickled size, in MB
+        (NaN when unknown or not measured).
+    recon : float or None
+        Held-out reconstruction error (tabular rows), else ``None``.
+    text_only : dict or None
+        A mixed row's text columns alone: test score per downstream value.
+    error : str or None
+        ``"ValueError: ..."`` when the embedder's fit raised one.
+    """
+
+    per_value: dict = field(default_factory=dict)
+    embed_s: float = _NAN
+    downstream_s: float = _NAN
+    transform_s: float = _NAN
+    n_features_out: int = 0
+    sparse: bool = False
+    peak_mb: float = _NAN
+    size_mb: float = _NAN
+    recon: float | None = None
+    text_only: dict | None = None
+    error: str | None = None
+
+    @property
+    def failed(self):
+        """Whether the embedder's fit on this fold raised."""
+        return self.error is not None
 
 
 def _rss_kb(field):
@@ -193,7 +263,7 @@ def _fold_task(
         try:
             Xt_tr = fold_est.fit_transform(X_tr, y_tr)
         except ValueError as exc:  # e.g. a width above a short column's vocabulary
-            return {"error": f"{type(exc).__name__}: {exc}"}
+            return FoldOutcome(error=f"{type(exc).__name__}: {exc}")
         embed_s = time.perf_counter() - t0
         peak_mb = _peak_mb(baseline)
         t0 = time.perf_counter()
@@ -215,27 +285,27 @@ def _fold_task(
             for value, model in path:
                 t0 = time.perf_counter()
                 test_score = float(scorer(model, Xs_te, y_te))
-                per_value[(*extra, (key, value))] = {
-                    "test": test_score,
-                    "score": transform_s + scale_s + time.perf_counter() - t0,
-                    "fit": embed_s + down_s,
-                }
+                per_value[(*extra, (key, value))] = FoldScores(
+                    test=test_score,
+                    fit=embed_s + down_s,
+                    score=transform_s + scale_s + time.perf_counter() - t0,
+                )
         recon = _reconstruction_error(fold_est, X_te) if kind == "tabular" else None
         text_only = _text_alone(blocks, Xt_tr, Xt_te, y_tr, y_te, scorer, task)
         _, scaler, path = fits[0]
         size_mb = _size_mb(fold_est, scaler, path[0][1]) if measure_size else float("nan")
-    return {
-        "text_only": text_only,
-        "peak_mb": peak_mb,
-        "size_mb": size_mb,
-        "sparse": hasattr(Xt_tr, "tocsr"),
-        "embed_s": embed_s,
-        "downstream_s": down_s,
-        "transform_s": transform_s,
-        "per_value": per_value,
-        "recon": recon,
-        "n_features_out": Xt_tr.shape[1],
-    }
+    return FoldOutcome(
+        per_value=per_value,
+        embed_s=embed_s,
+        downstream_s=down_s,
+        transform_s=transform_s,
+        n_features_out=Xt_tr.shape[1],
+        sparse=hasattr(Xt_tr, "tocsr"),
+        peak_mb=peak_mb,
+        size_mb=size_mb,
+        recon=recon,
+        text_only=text_only,
+    )
 
 
 def _text_alone(blocks, Xt_tr, Xt_te, y_tr, y_te, scorer, task):
@@ -263,19 +333,86 @@ def _identity(value):
     return value
 
 
-def _run_fold_tasks(tasks, X, y, folds, scorer, kind, n_jobs, scheduler, task="classification"):
-    """Results of :func:`_fold_task` for each ``(name, estimator, params, fold)`` task, in order.
+class FoldTask(NamedTuple):
+    """One candidate of one row, fitted on one training fold.
 
-    ``scheduler=None`` runs them here one after another; otherwise they go to
-    the Dask cluster as one task each (``X`` and ``y`` sent to each worker
-    once). A failing task raises an error naming its candidate and fold.
+    Parameters
+    ----------
+    name : str
+        The row's (embedder's) name.
+    estimator : estimator or None
+        The candidate, unfitted (``None``: a table's ``none`` row without a wrap).
+    params : dict
+        The candidate's grid parameters.
+    fold : int
+        Index into the comparison's folds.
+    """
+
+    name: str
+    estimator: object
+    params: dict
+    fold: int
+
+
+@dataclass(frozen=True)
+class FoldSetting:
+    """What every fold task of a comparison shares: the data, folds and downstream scoring.
+
+    Parameters
+    ----------
+    X : list of str, pandas.DataFrame or ndarray
+        The prepared rows.
+    y : ndarray of shape (n_rows,)
+        Labels or targets.
+    folds : list of (ndarray, ndarray)
+        Training and test row indices of each fold.
+    scorer : callable
+        ``scorer(estimator, X, y)``.
+    kind : {"text", "tabular", "mixed"}
+        The data's shape.
+    task : {"classification", "regression"}
+        The task.
+    n_jobs : int or None
+        Threads of each embedder.
+    """
+
+    X: object
+    y: np.ndarray
+    folds: list
+    scorer: object
+    kind: str
+    task: str
+    n_jobs: int | None
+
+    def arguments(self, task, X=None, y=None):
+        """The positional arguments of :func:`_fold_task` for ``task`` (``X``/``y`` overridable)."""
+        train, test = self.folds[task.fold]
+        X = self.X if X is None else X
+        y = self.y if y is None else y
+        return (task.estimator, X, y, train, test, self.scorer, self.kind, self.n_jobs, self.task)
+
+
+def _run_fold_tasks(tasks, setting, scheduler=None):
+    """Yield the :class:`FoldOutcome` of each :class:`FoldTask`, in order.
+
+    ``scheduler=None`` runs them here one after another, each when its
+    outcome is asked for; otherwise they all go to the Dask cluster at once,
+    one task each (``X`` and ``y`` sent to each worker once), and their
+    outcomes are yielded in order as they arrive. The first fold of each
+    candidate also measures the fitted pipeline's size. A task failing on
+    the cluster raises a ``RuntimeError`` naming its candidate and fold.
     """
     if scheduler is None:
-        with limit_threads(n_jobs):
-            return [
-                _fold_task(est, X, y, *folds[k], scorer, kind, n_jobs, task, k == 0)
-                for _, est, _, k in tasks
-            ]
+        for task in tasks:
+            with limit_threads(setting.n_jobs):  # not held while the caller uses the outcome
+                outcome = _fold_task(*setting.arguments(task), task.fold == 0)
+            yield outcome
+        return
+    yield from _run_on_cluster(tasks, setting, scheduler)
+
+
+def _run_on_cluster(tasks, setting, scheduler):
+    """:func:`_run_fold_tasks` on a Dask cluster."""
     from ..dask import connect
 
     client = connect(scheduler)
@@ -284,27 +421,24 @@ def _run_fold_tasks(tasks, X, y, folds, scorer, kind, n_jobs, scheduler, task="c
         # this process when the cluster has a single thread in all. The data is one task
         # (sent once to each worker that needs it) rather than scattered: a task can be
         # recomputed when its worker dies, scattered data would be lost with it.
-        X_ref = client.submit(_identity, X, pure=False)
-        y_ref = client.submit(_identity, y, pure=False)
+        X_ref = client.submit(_identity, setting.X, pure=False)
+        y_ref = client.submit(_identity, setting.y, pure=False)
         futures = [
             client.submit(
-                _fold_task,
-                *(est, X_ref, y_ref, *folds[k], scorer, kind, n_jobs, task, k == 0),
-                pure=False,
+                _fold_task, *setting.arguments(task, X_ref, y_ref), task.fold == 0, pure=False
             )
-            for _, est, _, k in tasks
+            for task in tasks
         ]
-        outcomes = []
-        for (name, _, params, k), future in zip(tasks, futures, strict=True):
+        for task, future in zip(tasks, futures, strict=True):
             try:
-                outcomes.append(future.result())
+                outcome = future.result()
             except Exception as exc:
                 client.cancel(futures)
                 raise RuntimeError(
-                    f"Candidate {name} {params} (fold {k}) failed on the Dask cluster at "
-                    f"{client.scheduler.address}: {type(exc).__name__}: {exc}"
+                    f"Candidate {task.name} {task.params} (fold {task.fold}) failed on the Dask "
+                    f"cluster at {client.scheduler.address}: {type(exc).__name__}: {exc}"
                 ) from exc
-        return outcomes
+            yield outcome
     finally:
         if client is not scheduler:
             client.close()

@@ -130,11 +130,9 @@ def test_text_rows_do_not_fall_below_the_other_columns_alone(dataset, embedders,
 
 
 def test_the_embedding_line_says_which_fold_fits_failed():
-    nan = float("nan")
-    tasks = [("lsa", None, {}, k) for k in range(3)] + [("bad", None, {}, 0)]
-    ok = {"embed_s": 1.5, "transform_s": 0.5}
-    outcomes = [ok, ok, dict(embed_s=nan, transform_s=nan, failed=True)] * 1 + [
-        dict(embed_s=nan, transform_s=nan, failed=True)
-    ]
-    assert _embedding_seconds("lsa", tasks, outcomes) == "4.0 s embedding; 1 of 3 fold fits failed"
-    assert _embedding_seconds("bad", tasks, outcomes).startswith("failed on every fold")
+    from skembed.model_selection._runner import FoldOutcome
+
+    ok = FoldOutcome(embed_s=1.5, transform_s=0.5)
+    failed = FoldOutcome(error="ValueError: too wide")
+    assert _embedding_seconds([ok, ok, failed]) == "4.0 s embedding; 1 of 3 fold fits failed"
+    assert _embedding_seconds([failed]).startswith("failed on every fold")

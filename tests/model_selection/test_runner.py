@@ -37,7 +37,8 @@ def test_a_fold_whose_fit_raises_a_value_error_reports_it():
 
     X, y = np.zeros((4, 1)), np.array([0, 1, 0, 1])
     out = _fold_task(Refuses(), X, y, np.arange(2), np.arange(2, 4), None, "text", 1)
-    assert out == {"error": "ValueError: width above the vocabulary"}
+    assert out.failed and out.error == "ValueError: width above the vocabulary"
+    assert out.per_value == {} and np.isnan(out.embed_s)
 
 
 def test_tabular_mode_on_penguins_with_cross_validated_reconstruction_error():

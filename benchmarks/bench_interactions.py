@@ -77,6 +77,8 @@ def skembed_rows(args, train, test, seeds):
         ),
         "skembed item2vec": dict(method="item2vec", epochs=args.item2vec_epochs),
     }
+    if args.torch:
+        methods["skembed ALS, torch CPU"] = dict(methods["skembed ALS"], engine="torch")
     rows = {}
     for name, params in methods.items():
 
@@ -147,6 +149,7 @@ def main():
     parser.add_argument("--reg", type=float, default=0.01)
     parser.add_argument("--alpha", type=float, default=40.0, help="implicit's confidence")
     parser.add_argument("--item2vec-epochs", type=int, default=5)
+    parser.add_argument("--torch", action="store_true", help="also ALS on torch's CPU engine")
     parser.add_argument("--seeds", type=int, default=3, help="fits per method (seeds 0..n-1)")
     args = parser.parse_args()
     load_before = loadavg(3)

@@ -35,6 +35,8 @@ _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 
 #: rows of Y summed by one thread into one partial Gram matrix (fixed, so the sum is too)
 GRAM_BLOCK = 512
+#: blocks of rows of a half-step, each a task of the thread pool with one scratch array
+ROW_BLOCKS = 256
 #: squared residual norm below which conjugate gradient stops (implicit's 1e-20)
 CG_TOLERANCE = 1e-20
 
@@ -83,66 +85,77 @@ def regularized_gram(Y, regularization):
     return gram
 
 
+#: rows of the work array of a row's conjugate gradient
+_X, _R, _P, _AP = 0, 1, 2, 3
+
+
 @njit(cache=True, nogil=True, inline="always", fastmath=_FASTMATH)
-def _apply(log, Y, gram, u, vector, out):
-    """``out = (gram + Y^T diag(extra_u) Y) vector`` for row ``u``."""
+def _apply(log, Y, gram, u, work, source, target):
+    """``work[target] = (gram + Y^T diag(extra_u) Y) work[source]`` for row ``u``."""
     d = Y.shape[1]
     for a in range(d):
-        total = 0.0
+        total = np.float32(0.0)
         for b in range(d):
-            total += gram[a, b] * vector[b]
-        out[a] = total
+            total += gram[a, b] * work[source, b]
+        work[target, a] = total
     for k in range(log.indptr[u], log.indptr[u + 1]):
         i = log.indices[k]
-        dot = 0.0
+        dot = np.float32(0.0)
         for a in range(d):
-            dot += Y[i, a] * vector[a]
+            dot += Y[i, a] * work[source, a]
+        weight = np.float32(log.extra[k]) * dot
         for a in range(d):
-            out[a] += log.extra[k] * dot * Y[i, a]
+            work[target, a] += weight * Y[i, a]
 
 
 @njit(cache=True, nogil=True, inline="always", fastmath=_FASTMATH)
-def _cg_row(log, X, Y, gram, u, cg_steps):
-    """A few conjugate-gradient steps on row ``u`` of ``X``, from its current value."""
+def _cg_row(log, X, Y, gram, u, cg_steps, work):
+    """A few conjugate-gradient steps on row ``u`` of ``X``, from its current value
+    (``work``: a (4, d) float32 scratch array for x, the residual, the direction and A p)."""
     d = Y.shape[1]
-    x = np.empty(d)
     for a in range(d):
-        x[a] = X[u, a]
-    r, p, Ap = np.empty(d), np.empty(d), np.empty(d)
-    _apply(log, Y, gram, u, x, Ap)
+        work[_X, a] = X[u, a]
+    _apply(log, Y, gram, u, work, _X, _AP)
     for a in range(d):
-        r[a] = -Ap[a]
+        work[_R, a] = -work[_AP, a]
     for k in range(log.indptr[u], log.indptr[u + 1]):
         i = log.indices[k]
+        confidence = np.float32(1.0 + log.extra[k])
         for a in range(d):
-            r[a] += (1.0 + log.extra[k]) * Y[i, a]
-    rs_old = 0.0
+            work[_R, a] += confidence * Y[i, a]
+    rs_old = np.float32(0.0)
     for a in range(d):
-        p[a] = r[a]
-        rs_old += r[a] * r[a]
+        work[_P, a] = work[_R, a]
+        rs_old += work[_R, a] * work[_R, a]
     for _ in range(cg_steps):
         if rs_old < CG_TOLERANCE:
             break
-        _apply(log, Y, gram, u, p, Ap)
-        curvature = 0.0
+        _apply(log, Y, gram, u, work, _P, _AP)
+        curvature = np.float32(0.0)
         for a in range(d):
-            curvature += p[a] * Ap[a]
+            curvature += work[_P, a] * work[_AP, a]
         step = rs_old / curvature
-        rs_new = 0.0
+        rs_new = np.float32(0.0)
         for a in range(d):
-            x[a] += step * p[a]
-            r[a] -= step * Ap[a]
-            rs_new += r[a] * r[a]
+            work[_X, a] += step * work[_P, a]
+            work[_R, a] -= step * work[_AP, a]
+            rs_new += work[_R, a] * work[_R, a]
         for a in range(d):
-            p[a] = r[a] + (rs_new / rs_old) * p[a]
+            work[_P, a] = work[_R, a] + (rs_new / rs_old) * work[_P, a]
         rs_old = rs_new
     for a in range(d):
-        X[u, a] = x[a]
+        X[u, a] = work[_X, a]
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
 def cg_half_step(log, X, Y, regularization, cg_steps):
     """Update every row of ``X`` in place with ``Y`` fixed (one ALS half-step).
+
+    Rows go in :data:`ROW_BLOCKS` fixed blocks, each with one scratch array; every row is
+    computed by one thread from its own data, so the result does not depend on the threads.
+    The CG steps compute in float32, as implicit's do (the Gram matrix is summed in float64,
+    then rounded): on MovieLens a half-step took 0.70x the CPU time of float64 steps, and the
+    recall@10 and the equality with implicit's factors held (``docs/interactions.md``).
 
     Parameters
     ----------
@@ -156,9 +169,13 @@ def cg_half_step(log, X, Y, regularization, cg_steps):
     cg_steps : int
         Conjugate-gradient steps per row (implicit's default: 3).
     """
-    gram = regularized_gram(Y, regularization)
-    for u in prange(X.shape[0]):
-        _cg_row(log, X, Y, gram, u, cg_steps)
+    gram = regularized_gram(Y, regularization).astype(np.float32)
+    n = X.shape[0]
+    n_blocks = min(n, ROW_BLOCKS)
+    for block in prange(n_blocks):
+        work = np.empty((4, Y.shape[1]), np.float32)
+        for u in range(block * n // n_blocks, (block + 1) * n // n_blocks):
+            _cg_row(log, X, Y, gram, u, cg_steps, work)
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)

@@ -67,7 +67,7 @@ def test_three_iterations_equal_implicits_from_the_same_start():
         cg_half_step(by_user, X, Y, 0.1, 3)
         cg_half_step(by_item, Y, X, 0.1, 3)
     scale = np.abs(reference.user_factors).max()
-    assert np.abs(X - reference.user_factors).max() < 1e-3 * scale  # float32 vs float64 sums
+    assert np.abs(X - reference.user_factors).max() < 1e-3 * scale  # sums in another order
     assert np.abs(Y - reference.item_factors).max() < 1e-3 * np.abs(Y).max()
 
 

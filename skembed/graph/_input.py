@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels.walks import CsrGraph
-from ..utils._ids import check_ids, check_weights
+from ..utils._ids import check_columns, check_ids, check_weights
 
 #: bytes a walk token takes while it trains: its int32 in the walks, a list and a tuple
 #: reference in the documents handed to Word2VecTransformer, and its int32 in the encoded corpus
@@ -39,12 +39,7 @@ class NodeQuery(NamedTuple):
 def _edge_columns(X):
     """``(sources, targets, weights or None)`` of an edge-list array or DataFrame."""
     if hasattr(X, "columns"):
-        missing = {"source", "target"} - set(X.columns)
-        if missing:
-            raise ValueError(
-                f"An edge-list DataFrame needs columns 'source' and 'target' (and optionally "
-                f"'weight'); it has {list(X.columns)}, missing {sorted(missing)}."
-            )
+        check_columns(X, ("source", "target"), ("weight",), "An edge-list DataFrame")
         weight = X["weight"].to_numpy() if "weight" in X.columns else None
         return X["source"].to_numpy(), X["target"].to_numpy(), weight
     array = np.asarray(X) if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._ids import check_ids, check_weights
+from ..utils._ids import check_columns, check_ids, check_weights
 from ..utils._validation import missing_mask
 
 #: the columns of a log, in the order of an array's columns
@@ -37,12 +37,7 @@ class Query(NamedTuple):
 def _columns(X):
     """``{name: column}`` of a log given as a DataFrame or an (n, 2..4) array."""
     if hasattr(X, "columns"):
-        missing = {"user", "item"} - set(X.columns)
-        if missing:
-            raise ValueError(
-                f"An interaction DataFrame needs columns 'user' and 'item' (and optionally "
-                f"'weight', 'time'); it has {list(X.columns)}, missing {sorted(missing)}."
-            )
+        check_columns(X, ("user", "item"), ("weight", "time"), "An interaction DataFrame")
         return {name: X[name].to_numpy() for name in COLUMNS if name in X.columns}
     array = np.asarray(X) if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
     if array.ndim != 2 or array.shape[1] not in (2, 3, 4):

@@ -105,3 +105,29 @@ def check_weights(values, n, *, what, fix):
             f"({int(bad.sum())} such {what}s). {fix}"
         )
     return weights
+
+
+def check_columns(frame, required, optional, what):
+    """Refuse a DataFrame that lacks a required column, naming what it has and what it lacks.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+    required, optional : tuple of str
+        Column names it must have, and may have.
+    what : str
+        What the frame is ("An edge-list DataFrame").
+
+    Raises
+    ------
+    ValueError
+        A required column is missing.
+    """
+    missing = set(required) - set(frame.columns)
+    if missing:
+        needs = " and ".join(repr(c) for c in required)
+        may = ", ".join(repr(c) for c in optional)
+        raise ValueError(
+            f"{what} needs columns {needs} (and optionally {may}); it has "
+            f"{list(frame.columns)}, missing {sorted(missing)}."
+        )

@@ -38,3 +38,13 @@ def test_weights_default_to_one_and_must_be_positive():
         check_weights([1.0, 0.0, -2.0], 3, what="row", fix="Fill them.")
     with pytest.raises(ValueError, match="Weights must be numbers"):
         check_weights(["x"], 1, what="row", fix="")
+
+
+def test_missing_frame_columns_are_named():
+    pd = pytest.importorskip("pandas")
+    from skembed.utils._ids import check_columns
+
+    frame = pd.DataFrame({"customer": [1], "item": [2]})
+    check_columns(frame, ("item",), (), "A log")
+    with pytest.raises(ValueError, match="needs columns 'user' and 'item' .* missing \\['user'\\]"):
+        check_columns(frame, ("user", "item"), ("weight",), "A log")

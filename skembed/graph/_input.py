@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels.walks import CsrGraph
-from ..utils._ids import check_columns, check_ids, check_weights
+from ..utils._ids import as_table, check_columns, check_ids, check_weights, id_column
 
 #: bytes a walk token takes while it trains: its int32 in the walks, a list and a tuple
 #: reference in the documents handed to Word2VecTransformer, and its int32 in the encoded corpus
@@ -42,7 +42,7 @@ def _edge_columns(X):
         check_columns(X, ("source", "target"), ("weight",), "An edge-list DataFrame")
         weight = X["weight"].to_numpy() if "weight" in X.columns else None
         return X["source"].to_numpy(), X["target"].to_numpy(), weight
-    array = np.asarray(X) if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+    array = as_table(X)
     if array.ndim != 2 or array.shape[1] not in (2, 3):
         raise ValueError(
             f"An edge list is an array of shape (n_edges, 2) or (n_edges, 3) (source, target"
@@ -201,11 +201,8 @@ def check_node_query(X):
         if {"source", "target"} <= set(X.columns):
             sources, targets, _ = _edge_columns(X)
             return NodeQuery(check_ids(sources, "source")[0], check_ids(targets, "target")[0])
-        X = X.to_numpy()
-    array = np.asarray(X) if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
-    if array.ndim == 2 and array.shape[1] == 1:
-        array = array[:, 0]
-    if array.ndim == 1:
-        return NodeQuery(check_ids(array, "X")[0], None)
-    sources, targets, _ = _edge_columns(array)
+    ids = id_column(X)
+    if ids is not None:
+        return NodeQuery(ids, None)
+    sources, targets, _ = _edge_columns(as_table(X))
     return NodeQuery(check_ids(sources, "source")[0], check_ids(targets, "target")[0])

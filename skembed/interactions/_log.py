@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._ids import check_columns, check_ids, check_weights
+from ..utils._ids import as_table, check_columns, check_ids, check_weights, id_column
 from ..utils._validation import missing_mask
 
 #: the columns of a log, in the order of an array's columns
@@ -39,7 +39,7 @@ def _columns(X):
     if hasattr(X, "columns"):
         check_columns(X, ("user", "item"), ("weight", "time"), "An interaction DataFrame")
         return {name: X[name].to_numpy() for name in COLUMNS if name in X.columns}
-    array = np.asarray(X) if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+    array = as_table(X)
     if array.ndim != 2 or array.shape[1] not in (2, 3, 4):
         raise ValueError(
             "An interaction log is an array of shape (n, 2), (n, 3) or (n, 4) with columns "
@@ -150,11 +150,5 @@ def check_query(X):
     """Ids (1-D or one column) or a log (two or more columns) given to ``transform``."""
     if hasattr(X, "columns") and {"user", "item"} <= set(X.columns):
         return Query(None, check_log(X))
-    if hasattr(X, "columns"):
-        X = X.to_numpy()
-    array = np.asarray(X) if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
-    if array.ndim == 2 and array.shape[1] == 1:
-        array = array[:, 0]
-    if array.ndim == 1:
-        return Query(check_ids(array, "X")[0], None)
-    return Query(None, check_log(array))
+    ids = id_column(X)
+    return Query(ids, None) if ids is not None else Query(None, check_log(as_table(X)))

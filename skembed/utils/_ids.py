@@ -131,3 +131,33 @@ def check_columns(frame, required, optional, what):
             f"{what} needs columns {needs} (and optionally {may}); it has "
             f"{list(frame.columns)}, missing {sorted(missing)}."
         )
+
+
+def as_table(X):
+    """A table of ids (and numbers) as a numpy array; lists become object arrays, so each id
+    keeps its Python type (``[[1, "a"]]`` is not turned into strings); a DataFrame becomes its
+    values.
+
+    Examples
+    --------
+    >>> as_table([[1, "a"]]).dtype, as_table(np.zeros((2, 1))).shape
+    (dtype('O'), (2, 1))
+    """
+    if hasattr(X, "columns"):
+        X = X.to_numpy()
+    return np.asarray(X) if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+
+
+def id_column(X):
+    """The ids of a 1-D array or a one-column table, checked (:func:`check_ids`); None when
+    ``X`` has more columns (a table of something else: edges, a log).
+
+    Examples
+    --------
+    >>> id_column([[3], [1]]), id_column([[3, 1]])
+    ([3, 1], None)
+    """
+    array = as_table(X)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    return check_ids(array, "X")[0] if array.ndim == 1 else None

@@ -5,6 +5,8 @@ compute with them import them in ``fit``.
 """
 
 from .compression import EmbeddingQuantizer, EmbeddingTruncator
+from .graph import Node2VecTransformer
+from .interactions import InteractionEmbedder
 from .keyedvectors import KeyedVectors
 from .preprocessing import LabelEmbedder, OneHotEmbedder, ScalerEmbedder
 from .tabular import AutoencoderEmbedder, EntityEmbedder, TabularPreprocessor, VAEEmbedder
@@ -36,9 +38,11 @@ __all__ = [
     "FastTextKeyedVectors",
     "FastTextTransformer",
     "GloVeTransformer",
+    "InteractionEmbedder",
     "KeyedVectors",
     "LabelEmbedder",
     "LineCorpus",
+    "Node2VecTransformer",
     "OneHotEmbedder",
     "PPMIEmbedder",
     "ScalerEmbedder",

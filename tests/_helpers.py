@@ -254,6 +254,25 @@ REGISTRY = {
         {"embedding_dims": [2, 3]},
         {"cross_fit": True},
     ),
+    "Node2VecTransformer": (
+        {
+            "vector_size": 4,
+            "walk_length": 6,
+            "walks_per_node": 2,
+            "epochs": 2,
+            "random_state": 0,
+            "n_jobs": 1,
+        },
+        "graph",
+        {"vector_size": [4, 8]},
+        {},
+    ),
+    "InteractionEmbedder": (
+        {"vector_size": 4, "epochs": 3, "random_state": 0, "n_jobs": 1},
+        "interactions",
+        {"method": ["als", "item2vec"]},
+        {},
+    ),
 }
 
 
@@ -271,9 +290,36 @@ def tabular_data(kind, n=40, seed=0):
     return X, y
 
 
+def graph_data(n=20, seed=0):
+    """Edges of two planted communities of ``n // 2`` nodes; y: the community of the source."""
+    rng = np.random.RandomState(seed)
+    block = np.arange(n) >= n // 2
+    pairs = np.array([(i, j) for i in range(n) for j in range(i + 1, n)])
+    same = block[pairs[:, 0]] == block[pairs[:, 1]]
+    keep = rng.random_sample(len(pairs)) < np.where(same, 0.5, 0.05)
+    edges = pairs[keep]
+    return edges, block[edges[:, 0]].astype(int)
+
+
+def interaction_data(n_users=20, n_items=14, seed=0):
+    """A (user, item, weight, time) log of two taste groups; y: the user's group, per row."""
+    rng = np.random.RandomState(seed)
+    rows = []
+    for user in range(n_users):
+        group = user % 2
+        items = rng.choice(n_items // 2, size=4, replace=False) + group * (n_items // 2)
+        rows += [(user, item, 1.0 + rng.randint(0, 3), t) for t, item in enumerate(items)]
+    X = np.array(rows, dtype=float)
+    return X, X[:, 0].astype(int) % 2
+
+
 def data_for(kind):
     if kind == "text":
         return text_data()
+    if kind == "graph":
+        return graph_data()
+    if kind == "interactions":
+        return interaction_data()
     return tabular_data(kind)
 
 

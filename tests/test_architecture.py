@@ -20,7 +20,14 @@ PACKAGE = Path(__file__).resolve().parent.parent / "skembed"
 # The packages at the top of the arrows: nothing below them may import them.
 TOP = ("skembed.model_selection", "skembed.cli", "skembed.dask")
 # What utils/ may not import: the estimators' packages and everything on top of them.
-ABOVE_UTILS = ("skembed.text", "skembed.tabular", "skembed.preprocessing", *TOP)
+ABOVE_UTILS = (
+    "skembed.text",
+    "skembed.tabular",
+    "skembed.preprocessing",
+    "skembed.graph",
+    "skembed.interactions",
+    *TOP,
+)
 
 
 def _module_name(path, root):
@@ -102,7 +109,10 @@ def test_utils_import_no_estimator_package(path):
 
 
 @pytest.mark.parametrize(
-    "path", modules_under("kernels", "nn", "utils", "text", "tabular", "preprocessing")
+    "path",
+    modules_under(
+        "kernels", "nn", "utils", "text", "tabular", "preprocessing", "graph", "interactions"
+    ),
 )
 def test_nothing_below_imports_model_selection_cli_or_dask(path):
     bad = sorted(name for name in imported_modules(path) if _is_within(name, TOP))

@@ -34,6 +34,8 @@ PUBLIC_MODULES = [
     "skembed.tabular",
     "skembed.preprocessing",
     "skembed.compression",
+    "skembed.graph",
+    "skembed.interactions",
     "skembed.model_selection",
     "skembed.evaluation",
     "skembed.datasets",

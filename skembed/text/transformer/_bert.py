@@ -17,7 +17,7 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ...utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_n_jobs
+from ...utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, resolve_n_jobs
 from ...utils._schema import Instance, Number
 from .._base import TEXT_PARAMETER_CONSTRAINTS, ModelTokenizedMixin
 from . import _export
@@ -25,13 +25,18 @@ from ._cache import EmbeddingCache, get_cache, text_hash
 from ._calibration import calibration_sample
 from ._encoder import EncoderMixin
 from ._loading import DEFAULT_MODEL, load_encoder, never_download, resolve_model
+from ._pipeline import read_pipeline, resolve_plan
 from ._runner import load_runner
 from ._weights import rebuild_from_weights
 
 __all__ = ["BertPooledEmbedder"]
 
-_POOLING = ("cls", "mean", "max", "mean_sqrt_len")
+_POOLING = ("cls", "mean", "max", "mean_sqrt_len", "weightedmean", "lasttoken")
 _LAYER_COMBINE = ("mean", "sum", "concat")
+#: parameters that read a model's sentence-transformers pipeline, and the rules of an estimator
+#: that keeps its own pooling and normalisation (SetFitEmbedder trains with them)
+PIPELINE_ONLY_PARAMETERS = ("prompt", "prompt_name", "truncate_dim")
+OWN_HEAD_CONSTRAINTS = {"pooling": [StrOptions(set(_POOLING[:4]))], "normalize": ["boolean"]}
 
 
 class BertPooledEmbedder(
@@ -67,12 +72,28 @@ class BertPooledEmbedder(
         them (prefer a directory for large models in grid searches).
     revision : str or None, default=None
         Hub revision (branch, tag or commit) for hub names.
-    pooling : {"mean", "cls", "max", "mean_sqrt_len"}, default="mean"
+    pooling : {"mean", "cls", "max", "mean_sqrt_len", "weightedmean", "lasttoken"} or None, default=None
+        ``None``: the model's own (its sentence-transformers ``Pooling``
+        module; without one ``"mean"``, or ``"lasttoken"`` for a decoder).
         ``"mean"``: average of the token vectors; ``"cls"``: the first
         ([CLS]) token's vector; ``"max"``: element-wise maximum;
         ``"mean_sqrt_len"``: sum divided by the square root of the number of
-        tokens. Special tokens ([CLS], [SEP]) are part of the pool, as in
-        sentence-transformers; padding never is.
+        tokens; ``"weightedmean"``: the ``k``-th token weighs ``k``;
+        ``"lasttoken"``: the last token's vector (decoder embedding models).
+        Special tokens ([CLS], [SEP]) are part of the pool, as in
+        sentence-transformers; padding never is. A value that differs from
+        the model's own is used, with a warning naming the model's.
+    prompt : str or None, default=None
+        Text put before every document (e.g. ``"query: "``), tokenized with
+        it as one string, as sentence-transformers' ``encode(prompt=...)``.
+        ``None``: the model's default prompt (``default_prompt_name`` of its
+        ``config_sentence_transformers.json``), else none. Where the model
+        pools without its prompt (``include_prompt: false``), the prompt's
+        tokens are left out of the pool.
+    prompt_name : str or None, default=None
+        One of the model's prompts by name (``"query"``, ``"document"``,
+        ...); an unknown name is an error listing the model's prompts.
+        Give ``prompt`` or ``prompt_name``, not both.
     layers : int or list of int, default=-1
         Hidden states to pool: ``-1`` is the last layer, ``-2`` the
         second-to-last, ``0`` the embedding layer; a list such as
@@ -80,10 +101,15 @@ class BertPooledEmbedder(
     layer_combine : {"mean", "sum", "concat"}, default="mean"
         How several ``layers`` are combined per token (element-wise mean or
         sum, or concatenation, which multiplies the output width).
-    normalize : bool, default=False
-        L2-normalise each output vector (``x / max(||x||, 1e-12)``). The
-        default model was trained for cosine similarity; sentence-transformers
-        normalises its output, which ``normalize=True`` reproduces.
+    normalize : bool or None, default=None
+        L2-normalise each output vector (``x / max(||x||, 1e-12)``). ``None``:
+        the model's own (a sentence-transformers ``Normalize`` module; the
+        default model has one, so its vectors are unit length as in
+        sentence-transformers; plain transformers models: no).
+    truncate_dim : int or None, default=None
+        Keep the first ``truncate_dim`` dimensions (sentence-transformers'
+        name; for Matryoshka-trained models), before normalisation, so the
+        vectors stay unit length where ``normalize`` is on.
     max_length : int or None, default=None
         Maximum number of word pieces per sequence, special tokens included.
         ``None``: the model's limit (``max_seq_length`` of a
@@ -258,15 +284,25 @@ class BertPooledEmbedder(
         "_window": Number(low=1, below="max_length_", optional=True),
         "_pad_id": Number(low=0),
         "_n_features_out": Number(low=1),
+        "_token_width": Number(low=1, optional=True),
+        "_pooled_width": Number(low=1, optional=True),
+        "_n_prompt": Number(low=0, below="_window", optional=True),
+        "_pool_mode": Instance(str, optional=True),
+        "_prompt": Instance(str, optional=True),
+        "_dense": Instance(list, optional=True),
+        "_truncate_dim": Number(low=1, optional=True),
         "n_truncated_": Number(low=0, optional=True),
     }
     _parameter_constraints: dict = {
         "model": [str, os.PathLike, tuple, list],
         "revision": [str, None],
-        "pooling": [StrOptions(set(_POOLING))],
+        "pooling": [StrOptions(set(_POOLING)), None],
+        "prompt": [str, None],
+        "prompt_name": [str, None],
+        "truncate_dim": [Interval(Integral, 1, None, closed="left"), None],
         "layers": [Integral, list, tuple],
         "layer_combine": [StrOptions(set(_LAYER_COMBINE))],
-        "normalize": ["boolean"],
+        "normalize": ["boolean", None],
         "max_length": [Interval(Integral, 3, None, closed="left"), None],
         "truncation": [StrOptions({"truncate", "warn", "error", "chunk"})],
         "stride": [Interval(Integral, 0, None, closed="left")],
@@ -287,10 +323,13 @@ class BertPooledEmbedder(
         model=DEFAULT_MODEL,
         *,
         revision=None,
-        pooling="mean",
+        pooling=None,
+        prompt=None,
+        prompt_name=None,
         layers=-1,
         layer_combine="mean",
-        normalize=False,
+        normalize=None,
+        truncate_dim=None,
         max_length=None,
         truncation="warn",
         stride=32,
@@ -310,9 +349,12 @@ class BertPooledEmbedder(
         self.model = model
         self.revision = revision
         self.pooling = pooling
+        self.prompt = prompt
+        self.prompt_name = prompt_name
         self.layers = layers
         self.layer_combine = layer_combine
         self.normalize = normalize
+        self.truncate_dim = truncate_dim
         self.max_length = max_length
         self.truncation = truncation
         self.stride = stride
@@ -390,7 +432,8 @@ class BertPooledEmbedder(
                 device=device,
                 quantize=quantize,
             )
-        self._setup(encoder)
+        # stored weights carry no model directory: the fitted plan travels in the state
+        self._setup(encoder, self._current_plan() if stored is not None else None)
         self._runner = None
         if self.backend != "torch":
             names = _export.input_names(self.tokenizer_)
@@ -405,6 +448,13 @@ class BertPooledEmbedder(
                 calibration=self._calibration_key() if self._calibrated() else None,
                 calibration_feeds=self._calibration_feeds,
             )
+
+    def _resolve_plan(self, encoder):
+        """Pooling, Dense, Normalize and prompts: the model's own, unless set explicitly."""
+        params = {k: getattr(self, k) for k in ("pooling", "normalize", "prompt", "prompt_name")}
+        params["truncate_dim"] = self.truncate_dim
+        pipeline = read_pipeline(encoder.source, self.revision, encoder.hidden_size)
+        return resolve_plan(pipeline, params, decoder=encoder.decoder, width=encoder.hidden_size)
 
     # ------------------------------------------------------------------ transform
     def _fitted_texts(self, X):
@@ -442,7 +492,7 @@ class BertPooledEmbedder(
             (index.setdefault(t, len(index)) for t in texts), np.int64, len(texts)
         )
         unique = list(index)
-        width = self._n_features_out
+        width = self._pooled_width  # the cache holds vectors before truncate_dim and normalize
         vectors = np.empty((len(unique), width), np.float32)
         n_pieces = np.empty(len(unique), np.int64)
         store = get_cache(self.cache)
@@ -466,11 +516,8 @@ class BertPooledEmbedder(
                 store.put_many(namespace, [keys[i] for i in todo], rows)
         else:
             self._check_lengths(n_pieces[inverse])
-        out = vectors[inverse]
-        if self.normalize:
-            norms = np.linalg.norm(out, axis=1, keepdims=True)
-            out /= np.maximum(norms, np.float32(1e-12))
-        empty = n_pieces[inverse] == 0
+        out = self._finish(vectors[inverse])
+        empty = n_pieces[inverse] <= self._n_prompt  # a prompt alone: an empty document
         if self.handle_unknown != "model" and empty.any():
             if self.handle_unknown == "error":
                 rows = np.flatnonzero(empty)
@@ -508,69 +555,3 @@ class BertPooledEmbedder(
         1
         """
         return self._count_truncated(self._fitted_texts(X))
-
-    def transform_tokens(self, X, return_pieces=False):
-        """Contextual vectors of each document's word pieces.
-
-        Parameters
-        ----------
-        X : iterable of str or of list of str, length n_documents
-            Documents (strings, split by the model's tokenizer).
-        return_pieces : bool, default=False
-            Also return the word pieces (``tokenizer_.convert_ids_to_tokens``).
-
-        Returns
-        -------
-        vectors : list of numpy.ndarray, length n_documents
-            One array of shape (n_word_pieces_i, n_features_out) per document,
-            ``dtype`` (float32 by default): the hidden states of ``layers``
-            combined per ``layer_combine``, special tokens and padding
-            excluded. Documents are cut to ``max_length`` as in ``transform``;
-            with ``truncation="chunk"`` a word piece in several windows gets
-            the mean of its vectors, so every piece is covered.
-        pieces : list of list of str, length n_documents
-            Only with ``return_pieces=True``.
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
-        ValueError
-            Per ``truncation="error"``.
-
-        Examples
-        --------
-        >>> emb = BertPooledEmbedder(device="cpu").fit(["A cat sat."])  # doctest: +SKIP
-        >>> vectors, pieces = emb.transform_tokens(["A cat sat."], return_pieces=True)  # doctest: +SKIP
-        >>> vectors[0].shape, pieces[0]  # doctest: +SKIP
-        ((4, 384), ['a', 'cat', 'sat', '.'])
-        """
-        import torch
-
-        texts = self._fitted_texts(X)
-        index: dict[str, int] = {}
-        inverse = [index.setdefault(t, len(index)) for t in texts]
-        unique = list(index)
-        ids = self._tokenize(unique)
-        self._check_lengths(np.array([len(ids[i]) for i in inverse], np.int64))
-        chunk = self.truncation == "chunk"
-        kept = [x if chunk else x[: self._window] for x in ids]
-        width = self._n_features_out
-        sums = [np.zeros((len(x), width), np.float32) for x in kept]
-        counts = [np.zeros(len(x), np.float32) for x in kept]
-        seqs = self._windows(ids)
-        n_pre = len(self._prefix)
-        with limit_threads(self.n_jobs), torch.inference_mode():
-            for idx, inputs in self._batches(seqs):
-                tokens = self._hidden(inputs).float().cpu().numpy()
-                for r, i in enumerate(idx):
-                    d, start, content = seqs[i]
-                    n = len(content)
-                    sums[d][start : start + n] += tokens[r, n_pre : n_pre + n]
-                    counts[d][start : start + n] += 1.0
-        vecs = [s / np.maximum(c, 1.0)[:, None] for s, c in zip(sums, counts, strict=True)]
-        vectors = [vecs[i].astype(self.dtype) for i in inverse]  # astype copies: no aliasing
-        if not return_pieces:
-            return vectors
-        pieces = [self.tokenizer_.convert_ids_to_tokens(list(x)) for x in kept]
-        return vectors, [list(pieces[i]) for i in inverse]

@@ -39,6 +39,7 @@ __all__ = [
     "model_load_count",
     "resolve_model",
     "special_ids",
+    "is_decoder_only",
 ]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -121,6 +122,8 @@ class LoadedEncoder:
     source: ModelSource
     hidden_size: int
     n_hidden_states: int
+    #: a causal (decoder-only) language model: last-token pooling, left padding
+    decoder: bool = False
 
 
 def _packaged_dir(name):
@@ -279,6 +282,15 @@ def _check_encoder_config(config, name):
             f"{name} is an encoder-decoder model ({config.model_type}); BertPooledEmbedder needs an "
             "encoder (BERT, RoBERTa, MiniLM, MPNet, DeBERTa, ...)."
         )
+
+
+def is_decoder_only(config):
+    """Whether a transformers config describes a causal (decoder-only) language model.
+
+    Such a model (Qwen3-Embedding, any causal LM loaded with ``AutoModel``)
+    sees each token's left context only, so its sentence vector is its last
+    token's (``pooling="lasttoken"``) and batches are padded on the left.
+    """
     from transformers.models.auto import modeling_auto as auto
 
     model_type = getattr(config, "model_type", "")
@@ -287,11 +299,7 @@ def _check_encoder_config(config, name):
         model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
         and model_type not in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES
     ) or (("CausalLM" in archs or "LMHeadModel" in archs) and "Masked" not in archs)
-    if decoder_only or getattr(config, "is_decoder", False):
-        raise ValueError(
-            f"{name} is a decoder-only (causal language) model ({model_type}); "
-            "BertPooledEmbedder needs a bidirectional encoder (BERT, RoBERTa, MiniLM, MPNet, ...)."
-        )
+    return bool(decoder_only or getattr(config, "is_decoder", False))
 
 
 def _torch_dtype(torch_dtype):
@@ -375,7 +383,13 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
             )
         model.eval()
         return LoadedEncoder(
-            model, base.tokenizer, base.max_length, source, base.hidden_size, base.n_hidden_states
+            model,
+            base.tokenizer,
+            base.max_length,
+            source,
+            base.hidden_size,
+            base.n_hidden_states,
+            base.decoder,
         )
     _, compute_dtype = _torch_dtype(dtype_name)
     if source.kind == "object":
@@ -411,7 +425,15 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
     config = model.config
     max_length = _max_length(source, tokenizer, config, revision)
     n_hidden = int(getattr(config, "num_hidden_layers", 0)) + 1
-    return LoadedEncoder(model, tokenizer, max_length, source, int(config.hidden_size), n_hidden)
+    return LoadedEncoder(
+        model,
+        tokenizer,
+        max_length,
+        source,
+        int(config.hidden_size),
+        n_hidden,
+        is_decoder_only(config),
+    )
 
 
 @contextlib.contextmanager

@@ -1,0 +1,198 @@
+"""sentence-transformers pipelines: equal to sentence-transformers 6 on models it saved itself."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+st = pytest.importorskip("sentence_transformers")
+
+from _helpers import BERT_DOCS as DOCS  # noqa: E402
+from _helpers import tiny_bert_dir  # noqa: E402
+
+from skembed.text.transformer._bert import BertPooledEmbedder  # noqa: E402
+from skembed.text.transformer._loading import ModelSource  # noqa: E402
+from skembed.text.transformer._pipeline import (  # noqa: E402
+    DenseLayer,
+    StPipeline,
+    apply_dense,
+    read_pipeline,
+    resolve_plan,
+)
+
+Transformer = st.base.modules.Transformer
+Dense = st.base.modules.Dense
+Normalize = st.base.modules.Normalize
+Pooling = st.sentence_transformer.modules.Pooling
+PROMPTS = {"query": "query: ", "document": "passage: "}
+
+
+def save_st(path, modules, **kwargs):
+    model = st.SentenceTransformer(modules=modules, device="cpu", **kwargs)
+    model.save(str(path))
+    return model
+
+
+@pytest.fixture(scope="module")
+def cls_dense_dir(tmp_path_factory):
+    """(1) a random BERT + CLS pooling + Dense(32 -> 16, tanh) + Normalize."""
+    torch.manual_seed(1)
+    path = tmp_path_factory.mktemp("st_cls_dense")
+    t = Transformer(tiny_bert_dir(), max_seq_length=64)
+    dense = Dense(32, 16, activation_function=torch.nn.Tanh())
+    save_st(path, [t, Pooling(32, pooling_mode="cls"), dense, Normalize()])
+    return path
+
+
+@pytest.fixture(scope="module")
+def prompt_dir(tmp_path_factory):
+    """(2) a random BERT + mean pooling without the prompt, query/document prompts."""
+    path = tmp_path_factory.mktemp("st_mean_prompts")
+    t = Transformer(tiny_bert_dir(), max_seq_length=64)
+    pool = Pooling(32, pooling_mode="mean", include_prompt=False)
+    save_st(path, [t, pool], prompts=PROMPTS, default_prompt_name="document")
+    return path
+
+
+def reference(path, docs, **kwargs):
+    model = st.SentenceTransformer(str(path), device="cpu")
+    return model.encode(docs, batch_size=2, convert_to_numpy=True, **kwargs)
+
+
+def assert_same_vectors(ours, theirs):
+    assert ours.shape == theirs.shape
+    cos = (ours * theirs).sum(1) / np.linalg.norm(ours, axis=1) / np.linalg.norm(theirs, axis=1)
+    assert cos.min() >= 0.99999, cos
+    np.testing.assert_allclose(np.linalg.norm(ours, axis=1), np.linalg.norm(theirs, axis=1), 1e-4)
+
+
+def embed(path, docs=DOCS, **params):
+    params = {"device": "cpu", "truncation": "truncate", "n_jobs": 1, "batch_size": 2, **params}
+    return BertPooledEmbedder(str(path), **params).fit(docs).transform(docs)
+
+
+# ----------------------------------------------------------------------------- reading
+def test_reads_cls_dense_normalize(cls_dense_dir):
+    source = ModelSource("dir", str(cls_dense_dir), str(cls_dense_dir))
+    pipe = read_pipeline(source, hidden_size=32)
+    assert pipe.found and pipe.pooling == "cls" and pipe.normalize
+    assert [(d.weight.shape, d.activation) for d in pipe.dense] == [((16, 32), "Tanh")]
+
+
+def test_apply_dense_is_the_formula():
+    w = np.array([[1.0, -2.0], [0.5, 0.0], [0.0, 3.0]], np.float32)
+    b = np.array([0.1, 0.0, -1.0], np.float32)
+    x = np.array([[1.0, 1.0], [2.0, -1.0]], np.float32)
+    out = apply_dense(x, [DenseLayer(w, b, "Tanh")])
+    np.testing.assert_allclose(out, np.tanh(x @ w.T + b), rtol=1e-6)
+    assert out.shape == (2, 3) and out.dtype == np.float32
+
+
+def test_plain_directory_keeps_mean_and_no_normalisation():
+    plan = resolve_plan(
+        StPipeline("plain"), {"pooling": None, "normalize": None}, decoder=False, width=32
+    )
+    assert (plan.pooling, plan.normalize, plan.prompt, plan.dense) == ("mean", False, "", ())
+
+
+# ----------------------------------------------------------------------------- equality
+def test_1_cls_dense_tanh_normalize_equals_sentence_transformers(cls_dense_dir):
+    ours = embed(cls_dense_dir)
+    assert_same_vectors(ours, reference(cls_dense_dir, DOCS))
+    np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, rtol=1e-5)
+
+
+def test_2_mean_without_prompt_equals_sentence_transformers(prompt_dir):
+    for name in ("query", "document"):
+        ours = embed(prompt_dir, prompt_name=name)
+        assert_same_vectors(ours, reference(prompt_dir, DOCS, prompt_name=name))
+    # the default prompt is the model's default_prompt_name ("document")
+    assert_same_vectors(embed(prompt_dir), reference(prompt_dir, DOCS))
+    query = embed(prompt_dir, prompt_name="query")
+    assert np.abs(query - embed(prompt_dir, prompt_name="document")).max() > 1e-3
+
+
+def test_explicit_prompt_equals_sentence_transformers(prompt_dir):
+    ours = embed(prompt_dir, prompt="search for: ")
+    assert_same_vectors(ours, reference(prompt_dir, DOCS, prompt="search for: "))
+
+
+# ----------------------------------------------------------------------------- overrides
+def test_explicit_pooling_overrides_with_a_warning(cls_dense_dir):
+    with pytest.warns(UserWarning, match="overrides the model's own pooling \\('cls'"):
+        ours = embed(cls_dense_dir, pooling="mean")
+    model = st.SentenceTransformer(str(cls_dense_dir), device="cpu")
+    model[1].pooling_mode = "mean"
+    assert_same_vectors(ours, model.encode(DOCS, convert_to_numpy=True))
+
+
+def test_normalize_false_overrides_the_normalize_module(cls_dense_dir):
+    with pytest.warns(UserWarning, match="normalize"):
+        ours = embed(cls_dense_dir, normalize=False)
+    model = st.SentenceTransformer(str(cls_dense_dir), device="cpu")
+    del model[3]
+    assert_same_vectors(ours, model.encode(DOCS, convert_to_numpy=True))
+    assert np.abs(np.linalg.norm(ours, axis=1) - 1).max() > 1e-3
+
+
+def test_truncate_dim_then_normalize(cls_dense_dir):
+    ours = embed(cls_dense_dir, truncate_dim=8)
+    theirs = reference(cls_dense_dir, DOCS, truncate_dim=8, normalize_embeddings=True)
+    assert_same_vectors(ours, theirs)
+    assert ours.shape == (len(DOCS), 8)
+
+
+def test_cache_key_follows_prompt(prompt_dir):
+    est = BertPooledEmbedder(str(prompt_dir), device="cpu", cache="memory", n_jobs=1)
+    a = est.set_params(prompt_name="query").fit(DOCS).transform(DOCS)
+    b = est.set_params(prompt_name="document").fit(DOCS).transform(DOCS)
+    assert np.abs(a - b).max() > 1e-3
+    np.testing.assert_array_equal(a, est.set_params(prompt_name="query").fit(DOCS).transform(DOCS))
+
+
+# ----------------------------------------------------------------------------- bad input
+def test_unknown_prompt_name_lists_the_prompts(prompt_dir):
+    with pytest.raises(ValueError, match=r"its prompts are: \['document', 'query'\]"):
+        embed(prompt_dir, prompt_name="passage")
+
+
+def test_prompt_and_prompt_name_together_are_refused(prompt_dir):
+    with pytest.raises(ValueError, match="give one of them"):
+        embed(prompt_dir, prompt="q: ", prompt_name="query")
+
+
+def test_prompt_on_a_model_without_prompts_is_stated(cls_dense_dir):
+    with pytest.warns(UserWarning, match="defines no prompts"):
+        out = embed(cls_dense_dir, prompt="query: ")
+    assert_same_vectors(out, reference(cls_dense_dir, DOCS, prompt="query: "))
+
+
+def test_unknown_module_type_is_refused_by_name(cls_dense_dir, tmp_path):
+    path = tmp_path / "m"
+    shutil.copytree(cls_dense_dir, path)
+    modules = json.loads((path / "modules.json").read_text())
+    modules[2]["type"] = "sentence_transformers.base.modules.router.Router"
+    (path / "modules.json").write_text(json.dumps(modules))
+    with pytest.raises(ValueError, match="'sentence_transformers.base.modules.router.Router'"):
+        embed(path)
+
+
+def test_dense_weights_that_do_not_fit_the_hidden_size(cls_dense_dir, tmp_path):
+    from safetensors.numpy import save_file
+
+    path = tmp_path / "m"
+    shutil.copytree(cls_dense_dir, path)
+    weights = {"linear.weight": np.zeros((16, 40), np.float32)}
+    save_file(weights, str(path / "2_Dense" / "model.safetensors"))
+    with pytest.raises(ValueError, match="takes 40 inputs but the vectors before it have 32"):
+        embed(path)
+
+
+def test_truncate_dim_above_the_width(cls_dense_dir):
+    with pytest.raises(ValueError, match="truncate_dim=17 exceeds the width .* \\(16\\)"):
+        embed(cls_dense_dir, truncate_dim=17)

@@ -276,6 +276,9 @@ class EncoderMixin:
         }
         if self._use_token_types:
             inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
+        if left:  # positions count from each row's first real token, not from the padding
+            positions = (np.cumsum(mask, axis=1) - 1).clip(min=0)
+            inputs["position_ids"] = torch.from_numpy(positions).to(device)
         return inputs
 
     def _batches(self, seqs):

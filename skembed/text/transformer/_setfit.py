@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,7 +27,6 @@ from ._finetune import (
 )
 from ._loading import (
     DEFAULT_MODEL,
-    LoadedEncoder,
     ModelSource,
     load_encoder,
     resolve_model,
@@ -426,9 +426,7 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
         base = load_encoder(source, revision=self.revision, torch_dtype="float32", device=device)
         model = copy.deepcopy(base.model)  # the shared encoder is never trained
         tokenizer = base.tokenizer
-        work = LoadedEncoder(
-            model, tokenizer, base.max_length, source, base.hidden_size, base.n_hidden_states
-        )
+        work = replace(base, model=model)  # the decoder flag too: SetFit refuses decoders
         self._setup(work)  # layers_, max_length_, special tokens, padding id
         self.target_type_, self.classes_ = kind, classes
         self.loss_ = self._resolve_loss(kind)
@@ -448,9 +446,7 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
             "object", f"setfit:{source.location}", f"setfit:{digest}", (model, tokenizer)
         )
         self.weights_digest_ = digest
-        self._tuned = LoadedEncoder(
-            model, tokenizer, base.max_length, tuned_source, base.hidden_size, base.n_hidden_states
-        )
+        self._tuned = replace(base, model=model, source=tuned_source)
         unique = list(dict.fromkeys(texts)) if self._calibrated() else []
         self._calibration = unique[:: max(1, len(unique) // 128)][:128]
         self.device_ = device

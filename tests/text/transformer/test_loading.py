@@ -39,13 +39,25 @@ def test_model_dir_missing_files_are_named(tiny_dir, tmp_path):
         BertPooledEmbedder(model=str(tmp_path / "nope"), device="cpu").fit(DOCS)
 
 
-def test_non_encoder_model_is_refused(tiny):
+def test_decoder_is_embedded_by_its_last_token_and_refused_by_setfit(tiny):
+    """A causal LM pools its last token (left padding keeps it in the last column); SetFit,
+    which fine-tunes a bidirectional encoder, refuses it by name."""
     from transformers import GPT2Config, GPT2Model
 
+    from skembed.text.transformer._setfit import SetFitEmbedder
+
     _, tok = tiny
-    gpt = GPT2Model(GPT2Config(n_embd=16, n_layer=1, n_head=2, vocab_size=100, n_positions=32))
+    config = GPT2Config(n_embd=16, n_layer=1, n_head=2, vocab_size=len(tok), n_positions=64)
+    gpt = GPT2Model(config).eval()
+    est = BertPooledEmbedder(model=(gpt, tok), device="cpu", truncation="truncate").fit(DOCS)
+    out = est.transform(DOCS)
+    for i, doc in enumerate(DOCS):
+        ids = tok(doc, return_tensors="pt")
+        with torch.no_grad():
+            last = gpt(**ids).last_hidden_state[0, -1].numpy()
+        assert abs(out[i] - last).max() < 1e-5
     with pytest.raises(ValueError, match="decoder-only"):
-        BertPooledEmbedder(model=(gpt, tok), device="cpu").fit(DOCS)
+        SetFitEmbedder(model=(gpt, tok), device="cpu", n_pairs=4).fit(DOCS, [0, 1, 0, 1])
     with pytest.raises(TypeError, match=r"\(model, tokenizer\)"):
         BertPooledEmbedder(model=(gpt, tok, 1), device="cpu").fit(DOCS)
 

@@ -196,3 +196,69 @@ def test_dense_weights_that_do_not_fit_the_hidden_size(cls_dense_dir, tmp_path):
 def test_truncate_dim_above_the_width(cls_dense_dir):
     with pytest.raises(ValueError, match="truncate_dim=17 exceeds the width .* \\(16\\)"):
         embed(cls_dense_dir, truncate_dim=17)
+
+
+# ----------------------------------------------------------------------------- decoders
+INSTRUCTION = "Instruct: Given a web search query, retrieve relevant passages\nQuery: "
+
+
+def byte_bpe_tokenizer(path):
+    """A small byte-level BPE trained on the test documents, appending <|endoftext|> as
+    Qwen3-Embedding's tokenizer does (the token its last-token pooling reads)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tok.train_from_iterator(DOCS * 4 + [INSTRUCTION] * 4, trainer)
+    eos = tok.token_to_id("<|endoftext|>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="$A <|endoftext|>", special_tokens=[("<|endoftext|>", eos)]
+    )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>"
+    )
+    fast.save_pretrained(path)
+    return fast
+
+
+@pytest.fixture(scope="module")
+def qwen_dir(tmp_path_factory):
+    """(3) a random Qwen3 decoder + last-token pooling + Normalize, an instruction prompt."""
+    from transformers import Qwen3Config, Qwen3Model
+
+    raw = tmp_path_factory.mktemp("qwen_raw")
+    tok = byte_bpe_tokenizer(raw)
+    torch.manual_seed(3)
+    config = Qwen3Config(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=256,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
+    Qwen3Model(config).save_pretrained(raw)
+    path = tmp_path_factory.mktemp("st_qwen")
+    t = Transformer(str(raw), max_seq_length=128)
+    pool = Pooling(32, pooling_mode="lasttoken")
+    save_st(path, [t, pool, Normalize()], prompts={"query": INSTRUCTION, "document": ""})
+    return path
+
+
+def test_3_qwen3_lasttoken_with_instruction_equals_sentence_transformers(qwen_dir):
+    for name in ("query", "document"):
+        ours = embed(qwen_dir, prompt_name=name)
+        assert_same_vectors(ours, reference(qwen_dir, DOCS, prompt_name=name))
+    est = BertPooledEmbedder(str(qwen_dir), device="cpu").fit(DOCS)
+    assert est._decoder and est._pool_mode == "lasttoken" and est._suffix  # <|endoftext|>

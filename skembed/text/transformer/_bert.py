@@ -435,6 +435,12 @@ class BertPooledEmbedder(
         # stored weights carry no model directory: the fitted plan travels in the state
         self._setup(encoder, self._current_plan() if stored is not None else None)
         self._runner = None
+        if self.backend != "torch" and encoder.decoder:
+            raise ValueError(
+                f"backend={self.backend!r} exports encoders only; {source.location!r} is a "
+                "decoder (left-padded, with its own position ids, which the export does not "
+                "take). Use backend='torch' for this model."
+            )
         if self.backend != "torch":
             names = _export.input_names(self.tokenizer_)
             self._runner = load_runner(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 
@@ -262,3 +263,36 @@ def test_3_qwen3_lasttoken_with_instruction_equals_sentence_transformers(qwen_di
         assert_same_vectors(ours, reference(qwen_dir, DOCS, prompt_name=name))
     est = BertPooledEmbedder(str(qwen_dir), device="cpu").fit(DOCS)
     assert est._decoder and est._pool_mode == "lasttoken" and est._suffix  # <|endoftext|>
+
+
+# ----------------------------------------------------------------------------- backends
+BACKENDS = [
+    pytest.param(name, marks=pytest.mark.skipif(
+        importlib.util.find_spec(name) is None, reason=f"{name} missing"))
+    for name in ("onnxruntime", "openvino")
+]  # fmt: skip
+
+
+@pytest.fixture
+def export_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("SKEMBED_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "exports"))
+
+
+@pytest.mark.parametrize("package", BACKENDS)
+def test_backends_run_the_whole_pipeline(cls_dense_dir, prompt_dir, package, export_cache):
+    """Pooling, Dense and Normalize run after the exported encoder on every backend, so the
+    exported model's vectors are sentence-transformers' (int8: within today's tolerance)."""
+    backend = "onnx" if package == "onnxruntime" else "openvino"
+    assert_same_vectors(embed(cls_dense_dir, backend=backend), reference(cls_dense_dir, DOCS))
+    ours = embed(prompt_dir, backend=backend, prompt_name="query")
+    assert_same_vectors(ours, reference(prompt_dir, DOCS, prompt_name="query"))
+    low = embed(cls_dense_dir, backend=backend, quantize="int8")
+    theirs = reference(cls_dense_dir, DOCS)
+    assert (low * theirs).sum(1).min() >= 0.95  # unit vectors: the cosine
+
+
+@pytest.mark.parametrize("package", BACKENDS)
+def test_backends_refuse_a_decoder(qwen_dir, package, export_cache):
+    backend = "onnx" if package == "onnxruntime" else "openvino"
+    with pytest.raises(ValueError, match="exports encoders only.*backend='torch'"):
+        embed(qwen_dir, backend=backend)

@@ -299,6 +299,8 @@ def is_decoder_only(config):
         model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
         and model_type not in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES
     ) or (("CausalLM" in archs or "LMHeadModel" in archs) and "Masked" not in archs)
+    if getattr(config, "use_bidirectional_attention", False):  # EmbeddingGemma's Gemma3
+        return False
     return bool(decoder_only or getattr(config, "is_decoder", False))
 
 

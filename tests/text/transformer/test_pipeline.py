@@ -296,3 +296,55 @@ def test_backends_refuse_a_decoder(qwen_dir, package, export_cache):
     backend = "onnx" if package == "onnxruntime" else "openvino"
     with pytest.raises(ValueError, match="exports encoders only.*backend='torch'"):
         embed(qwen_dir, backend=backend)
+
+
+@pytest.fixture(scope="module")
+def gemma_dir(tmp_path_factory):
+    """(4) a random bidirectional Gemma3 text encoder (EmbeddingGemma's layout): mean pooling,
+    two Dense layers (32 -> 48 -> 24, identity), Normalize, query/document prompts."""
+    from transformers import Gemma3TextConfig, Gemma3TextModel
+
+    raw = tmp_path_factory.mktemp("gemma_raw")
+    tok = byte_bpe_tokenizer(raw)
+    torch.manual_seed(4)
+    config = Gemma3TextConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=256,
+        sliding_window=16,
+        use_bidirectional_attention=True,
+        pad_token_id=tok.pad_token_id,
+    )
+    Gemma3TextModel(config).save_pretrained(raw)
+    path = tmp_path_factory.mktemp("st_gemma")
+    modules = [
+        Transformer(str(raw), max_seq_length=128),
+        Pooling(32, pooling_mode="mean"),
+        Dense(32, 48, bias=False, activation_function=torch.nn.Identity()),
+        Dense(48, 24, bias=False, activation_function=torch.nn.Identity()),
+        Normalize(),
+    ]
+    prompts = {"query": "task: search result | query: ", "document": "title: none | text: "}
+    save_st(path, modules, prompts=prompts)
+    return path
+
+
+def test_4_gemma3_mean_two_dense_prompts_equals_sentence_transformers(gemma_dir):
+    for name in ("query", "document"):
+        ours = embed(gemma_dir, prompt_name=name)
+        assert_same_vectors(ours, reference(gemma_dir, DOCS, prompt_name=name))
+    assert ours.shape == (len(DOCS), 24)
+
+
+@pytest.mark.parametrize("package", BACKENDS)
+def test_backends_refuse_what_they_cannot_export(gemma_dir, package, export_cache):
+    """torch's TorchScript exporter cannot trace Gemma3: the export fails by name, never a
+    silently different vector."""
+    backend = "onnx" if package == "onnxruntime" else "openvino"
+    with pytest.raises(RuntimeError, match=f"backend='{backend}': exporting .*backend='torch'"):
+        embed(gemma_dir, backend=backend, prompt_name="query")

@@ -402,15 +402,24 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
     else:
         from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-        kwargs = {"local_files_only": True}
+        # never run a model's own code, and never ask about it on stdin (transformers would)
+        kwargs = {"local_files_only": True, "trust_remote_code": False}
         if source.kind == "hub":
-            kwargs = {"revision": revision}
+            kwargs = {"revision": revision, "trust_remote_code": False}
             if getattr(_NO_DOWNLOAD, "on", False):  # restored from a file: never download
                 kwargs["local_files_only"] = True
         try:
             config = AutoConfig.from_pretrained(source.location, **kwargs)
         except OSError as exc:
             raise _not_found(source, revision, exc) from None
+        except ValueError as exc:
+            if "trust_remote_code" not in str(exc):
+                raise
+            raise ValueError(
+                f"{source.location!r} needs its own Python code (trust_remote_code), which "
+                "skembed never runs. Use a model that transformers supports natively, or "
+                "sentence-transformers with trust_remote_code=True if you trust that code."
+            ) from None
         _check_encoder_config(config, repr(source.location))
         try:
             tokenizer = AutoTokenizer.from_pretrained(source.location, **kwargs)

@@ -75,3 +75,16 @@ def test_loaded_pair_key_tells_tokenizers_of_one_vocabulary_apart(tiny):
     assert resolve_model((model, tok)).key != resolve_model((model, cased)).key
     assert resolve_model((model, tok)).key == resolve_model((model, tok)).key
     assert tok("Cat")["input_ids"] != cased("Cat")["input_ids"]
+
+
+def test_model_needing_its_own_code_is_refused_without_a_prompt(tiny_dir, tmp_path):
+    import json
+
+    path = tmp_path / "remote"
+    shutil.copytree(tiny_dir, path)
+    config = json.loads((path / "config.json").read_text())
+    config["model_type"] = "custom_x"
+    config["auto_map"] = {"AutoConfig": "x.XConfig", "AutoModel": "x.XModel"}
+    (path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="needs its own Python code \\(trust_remote_code\\)"):
+        BertPooledEmbedder(model=str(path), device="cpu").fit(DOCS)

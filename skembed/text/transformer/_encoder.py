@@ -41,7 +41,7 @@ def _dense_digest(dense):
         h.update(layer.activation.encode() + layer.weight.tobytes())
         if layer.bias is not None:
             h.update(layer.bias.tobytes())
-    return h.hexdigest() if dense else None
+    return h.hexdigest()
 
 
 class Window(NamedTuple):
@@ -179,10 +179,11 @@ class EncoderMixin:
             "chunk": self.truncation == "chunk",
             "stride": self.stride if self.truncation == "chunk" else None,
             "pooling": self._pool_mode,
-            "prompt": self._prompt,
-            "include_prompt": self._include_prompt,
-            "dense": _dense_digest(self._dense),
-            "left_padding": self._decoder,
+            # present only when set, so the caches of plain models stay valid
+            **({"prompt": self._prompt} if self._prompt else {}),
+            **({"pool_prompt": False} if self._n_skip() else {}),
+            **({"dense": _dense_digest(self._dense)} if self._dense else {}),
+            **({"left_padding": True} if self._decoder else {}),
             "layers": self.layers_,
             "combine": self.layer_combine if len(self.layers_) > 1 else None,
         }

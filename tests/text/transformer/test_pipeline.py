@@ -348,3 +348,17 @@ def test_backends_refuse_what_they_cannot_export(gemma_dir, package, export_cach
     backend = "onnx" if package == "onnxruntime" else "openvino"
     with pytest.raises(RuntimeError, match=f"backend='{backend}': exporting .*backend='torch'"):
         embed(gemma_dir, backend=backend, prompt_name="query")
+
+
+def test_decoder_batches_are_padded_left_whatever_the_tokenizer_says(qwen_dir, tmp_path):
+    """Last-token pooling must read a real token: skembed pads a decoder's batches on the left
+    with each row's own positions, even where the tokenizer's padding_side says right, so a
+    document's vector does not depend on its batch."""
+    path = tmp_path / "right"
+    shutil.copytree(qwen_dir, path)
+    config = json.loads((path / "tokenizer_config.json").read_text())
+    (path / "tokenizer_config.json").write_text(json.dumps({**config, "padding_side": "right"}))
+    batched = embed(path, batch_size=4, prompt_name="query")
+    alone = embed(path, batch_size=1, prompt_name="query")
+    np.testing.assert_allclose(batched, alone, atol=1e-5)
+    assert_same_vectors(batched, reference(qwen_dir, DOCS, prompt_name="query"))

@@ -200,6 +200,16 @@ def test_truncate_dim_above_the_width(cls_dense_dir):
 
 
 # ----------------------------------------------------------------------------- decoders
+#: two layers of width 32, grouped-query attention: a forward pass of milliseconds
+SMALL_DECODER = {
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 8,
+    "max_position_embeddings": 256,
+}
 INSTRUCTION = "Instruct: Given a web search query, retrieve relevant passages\nQuery: "
 
 
@@ -239,13 +249,7 @@ def qwen_dir(tmp_path_factory):
     torch.manual_seed(3)
     config = Qwen3Config(
         vocab_size=len(tok),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        max_position_embeddings=256,
+        **SMALL_DECODER,
         eos_token_id=tok.eos_token_id,
         pad_token_id=tok.pad_token_id,
     )
@@ -309,13 +313,7 @@ def gemma_dir(tmp_path_factory):
     torch.manual_seed(4)
     config = Gemma3TextConfig(
         vocab_size=len(tok),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        max_position_embeddings=256,
+        **SMALL_DECODER,
         sliding_window=16,
         use_bidirectional_attention=True,
         pad_token_id=tok.pad_token_id,

@@ -12,6 +12,7 @@ import torch
 __all__ = [
     "POOLING_MODES",
     "LAYER_COMBINE_MODES",
+    "chunk_pool_sums",
     "combine_layers",
     "finalize_pool",
     "pool",
@@ -175,3 +176,46 @@ def pool(tokens, attention_mask, mode="mean"):
     """
     stat, count = pool_stats(tokens, attention_mask, mode)
     return finalize_pool(stat, count, mode)
+
+
+def chunk_pool_sums(tokens, attention_mask, mode, chunk_size, n_skip=0):
+    """Late chunking: pool each span of ``chunk_size`` tokens of a sequence, sum the spans.
+
+    The token vectors come from one forward pass over the whole sequence, so
+    every chunk's tokens saw the whole context (Günther et al. 2024,
+    arXiv:2409.04701); each span is pooled on its own (:func:`pool_stats`
+    then :func:`finalize_pool`).
+
+    Parameters
+    ----------
+    tokens : torch.Tensor of shape (batch, seq_len, width)
+    attention_mask : torch.Tensor of shape (batch, seq_len)
+        1 for real tokens, 0 for padding (either side).
+    mode : str
+        A pooling mode of :data:`POOLING_MODES`.
+    chunk_size : int
+        Real tokens per chunk, counted from each row's first real token
+        (the first chunk holds the special prefix, the last the suffix).
+    n_skip : int, default=0
+        Real tokens left out of the first chunk (:func:`pool_mask`).
+
+    Returns
+    -------
+    sums : torch.Tensor of shape (batch, width)
+        The sum of each row's chunk vectors.
+    n_chunks : torch.Tensor of shape (batch,)
+        Chunks of each row with at least one pooled token, same dtype as ``tokens``.
+    """
+    real = attention_mask.bool()
+    first = real.int().argmax(dim=1, keepdim=True)
+    positions = torch.arange(real.shape[1], device=real.device).unsqueeze(0)
+    chunk_of = torch.where(real, (positions - first) // chunk_size, -1)
+    sums = torch.zeros(tokens.shape[0], tokens.shape[2], dtype=tokens.dtype, device=tokens.device)
+    n_chunks = torch.zeros(tokens.shape[0], dtype=tokens.dtype, device=tokens.device)
+    for k in range(int(chunk_of.max()) + 1):
+        stat, count = pool_stats(tokens, chunk_of == k, mode, n_skip if k == 0 else 0)
+        present = (count > 0).to(tokens.dtype)
+        vectors = finalize_pool(stat, count, mode) * present.unsqueeze(-1)
+        sums += torch.nan_to_num(vectors, neginf=0.0)
+        n_chunks += present
+    return sums, n_chunks

@@ -115,12 +115,18 @@ class BertPooledEmbedder(
         ``None``: the model's limit (``max_seq_length`` of a
         sentence-transformers configuration when present, 256 for the
         default model; else the tokenizer's ``model_max_length``).
-    truncation : {"warn", "truncate", "error", "chunk"}, default="warn"
+    truncation : {"warn", "truncate", "error", "chunk", "late_chunking"}, default="warn"
         Documents longer than ``max_length``: ``"truncate"`` keeps the first
         word pieces silently, ``"warn"`` does the same and emits one warning
         per call with the count, ``"error"`` raises, ``"chunk"`` splits the
         document into overlapping windows of ``max_length`` and pools all of
         them, so nothing is cut (costs one forward pass per window).
+        ``"late_chunking"`` (Günther et al. 2024, arXiv:2409.04701) runs one
+        forward pass over as many word pieces as the model's positions allow
+        (512 for the default model), pools each span of ``max_length``
+        pieces of it and averages the span vectors, so each span's tokens
+        saw their whole context; longer documents fall back to overlapping
+        passes of that length.
     stride : int, default=32
         With ``truncation="chunk"``: number of word pieces shared by
         consecutive windows. Must be smaller than ``max_length`` minus the
@@ -287,6 +293,7 @@ class BertPooledEmbedder(
         "_token_width": Number(low=1, optional=True),
         "_pooled_width": Number(low=1, optional=True),
         "_n_prompt": Number(low=0, below="_window", optional=True),
+        "_pass_length": Number(low=1, optional=True),
         "_pool_mode": Instance(str, optional=True),
         "_prompt": Instance(str, optional=True),
         "_dense": Instance(list, optional=True),
@@ -304,7 +311,7 @@ class BertPooledEmbedder(
         "layer_combine": [StrOptions(set(_LAYER_COMBINE))],
         "normalize": ["boolean", None],
         "max_length": [Interval(Integral, 3, None, closed="left"), None],
-        "truncation": [StrOptions({"truncate", "warn", "error", "chunk"})],
+        "truncation": [StrOptions({"truncate", "warn", "error", "chunk", "late_chunking"})],
         "stride": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "torch_dtype": [StrOptions({"float32", "float16", "bfloat16"})],

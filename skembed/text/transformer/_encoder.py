@@ -65,7 +65,7 @@ class EncoderMixin:
         return self.backend == "openvino" and self.quantize == "int8"
 
     def _calibration_key(self):
-        chunk = self.truncation == "chunk"
+        chunk = self._cuts_nothing()
         return calibration_hash(
             self._calibration, self.max_length_, chunk and self.stride, self.batch_size
         )
@@ -118,6 +118,8 @@ class EncoderMixin:
         if config.model_type in ("roberta", "xlm-roberta", "camembert") and pos_limit:
             pos_limit -= (config.pad_token_id or 0) + 1
         max_length = self.max_length if self.max_length is not None else encoder.max_length
+        # late chunking runs the longest pass the positions allow; chunks are max_length long
+        self._pass_length = int(pos_limit or max_length)
         if pos_limit and max_length > pos_limit:
             raise ValueError(
                 f"max_length={max_length} exceeds the model's position limit ({pos_limit}); use "
@@ -149,7 +151,9 @@ class EncoderMixin:
                 f"room for text in max_length={self.max_length_}; use a larger max_length or a "
                 "shorter prompt."
             )
-        if self.truncation == "chunk" and self.stride >= room:
+        if self._late():  # the stride is the overlap of late chunking's long passes
+            room += self._pass_length - self.max_length_
+        if self._cuts_nothing() and self.stride >= room:
             raise ValueError(
                 f"stride={self.stride} must be smaller than the window of {room} text "
                 f"tokens (max_length={self.max_length_} minus special tokens and prompt)."
@@ -176,8 +180,9 @@ class EncoderMixin:
             "max_length": self.max_length_,
             **({"backend": self.backend} if self.backend != "torch" else {}),
             **({"calibration": self._calibration_key()} if self._calibrated() else {}),
-            "chunk": self.truncation == "chunk",
-            "stride": self.stride if self.truncation == "chunk" else None,
+            "chunk": self._cuts_nothing(),
+            **({"late_chunking": self._pass_length} if self._late() else {}),
+            "stride": self.stride if self._cuts_nothing() else None,
             "pooling": self._pool_mode,
             # present only when set, so the caches of plain models stay valid
             **({"prompt": self._prompt} if self._prompt else {}),
@@ -192,13 +197,13 @@ class EncoderMixin:
         ).hexdigest()
 
     def _count_truncated(self, texts):
-        if self.truncation == "chunk":
+        if self._cuts_nothing():
             return 0
         return int(sum(len(x) > self._window for x in self._tokenize(texts)))
 
     def _check_lengths(self, n_pieces):
         """Warn or raise (per ``truncation``) about documents longer than the window."""
-        if self.truncation in ("chunk", "truncate"):
+        if self._cuts_nothing() or self.truncation == "truncate":
             return
         long_rows = np.flatnonzero(n_pieces > self._window)
         if not len(long_rows):
@@ -239,7 +244,9 @@ class EncoderMixin:
     def _windows(self, ids):
         """The :class:`Window` sequences to run, each window of a chunked document led by the
         prompt (so every window is embedded as the model was trained)."""
-        W, chunk, p = self._window, self.truncation == "chunk", self._n_prompt
+        W, chunk, p = self._window, self._cuts_nothing(), self._n_prompt
+        if self._late():  # one pass as long as the positions allow; chunks are pooled inside
+            W = self._pass_length - len(self._prefix) - len(self._suffix)
         span = W - p
         step = span - self.stride
         seqs = []
@@ -306,6 +313,13 @@ class EncoderMixin:
             return out.last_hidden_state
         return combine_layers(out.hidden_states, self.layers_, self.layer_combine)
 
+    def _late(self):
+        return self.truncation == "late_chunking"
+
+    def _cuts_nothing(self):
+        """Whether whole documents are embedded (windows, or late chunking's long passes)."""
+        return self.truncation in ("chunk", "late_chunking")
+
     def _n_skip(self):
         """Real tokens left out of the pool at each sequence's start: the special prefix and
         the prompt, where the model pools without its prompt (``include_prompt=False``)."""
@@ -318,11 +332,12 @@ class EncoderMixin:
         ``_pooled_width``), float32."""
         import torch
 
-        from ...nn.pooling import finalize_pool, pool_stats
+        from ...nn.pooling import chunk_pool_sums, finalize_pool, pool_stats
 
         seqs = self._windows(ids)
         n_docs, mode, n_skip = len(ids), self._pool_mode, self._n_skip()
-        fill = -np.inf if mode == "max" else 0.0
+        late, size = self._late(), self.max_length_  # late: chunk vectors are summed, counted
+        fill = -np.inf if mode == "max" and not late else 0.0
         stat = np.full((n_docs, self._token_width), fill, np.float32)
         count = np.zeros(n_docs, np.float32)
         n_windows = np.zeros(n_docs, np.float32)
@@ -331,13 +346,17 @@ class EncoderMixin:
         with limit_threads(self.n_jobs), torch.inference_mode():
             for idx, inputs in self._batches(seqs):
                 tokens = self._hidden(inputs)
-                s, c = pool_stats(tokens, inputs["attention_mask"], mode, n_skip)
+                mask = inputs["attention_mask"]
+                if late:
+                    s, c = chunk_pool_sums(tokens, mask, mode, size, n_skip)
+                else:
+                    s, c = pool_stats(tokens, mask, mode, n_skip)
                 s = s.float().cpu().numpy()
                 c = c.float().cpu().numpy()
                 docs = np.fromiter((seqs[i].doc for i in idx), np.int64, len(idx))
                 if len(seqs) == n_docs:  # one window per document: no merging needed
                     stat[docs], count[docs] = s, c
-                elif mode == "max":
+                elif mode == "max" and not late:
                     np.maximum.at(stat, docs, s)
                 else:
                     np.add.at(stat, docs, s)
@@ -345,7 +364,9 @@ class EncoderMixin:
                 np.add.at(n_windows, docs, 1.0)
                 bar.update(1)
         bar.close()
-        if mode in ("cls", "lasttoken"):  # one token per window: the windows' mean
+        if late:  # the mean of every chunk vector of the document
+            pooled = stat / np.maximum(count, 1.0)[:, None]
+        elif mode in ("cls", "lasttoken"):  # one token per window: the windows' mean
             pooled = stat / n_windows[:, None]
         else:
             pooled = finalize_pool(stat, count, mode)
@@ -407,7 +428,7 @@ class EncoderMixin:
         unique = list(index)
         ids = self._tokenize(unique)
         self._check_lengths(np.array([len(ids[i]) for i in inverse], np.int64))
-        chunk = self.truncation == "chunk"
+        chunk = self._cuts_nothing()
         kept = [x if chunk else x[: self._window] for x in ids]
         width = self._token_width
         sums = [np.zeros((len(x), width), np.float32) for x in kept]

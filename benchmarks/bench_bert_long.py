@@ -19,7 +19,6 @@ import os
 import platform
 import time
 
-import numpy as np
 from _util import bbc_sample, loadavg
 
 MODES = ("truncate", "chunk", "late_chunking")

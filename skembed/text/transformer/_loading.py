@@ -39,6 +39,7 @@ __all__ = [
     "model_load_count",
     "resolve_model",
     "special_ids",
+    "is_decoder_only",
 ]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -121,6 +122,8 @@ class LoadedEncoder:
     source: ModelSource
     hidden_size: int
     n_hidden_states: int
+    #: a causal (decoder-only) language model: last-token pooling, left padding
+    decoder: bool = False
 
 
 def _packaged_dir(name):
@@ -279,6 +282,15 @@ def _check_encoder_config(config, name):
             f"{name} is an encoder-decoder model ({config.model_type}); BertPooledEmbedder needs an "
             "encoder (BERT, RoBERTa, MiniLM, MPNet, DeBERTa, ...)."
         )
+
+
+def is_decoder_only(config):
+    """Whether a transformers config describes a causal (decoder-only) language model.
+
+    Such a model (Qwen3-Embedding, any causal LM loaded with ``AutoModel``)
+    sees each token's left context only, so its sentence vector is its last
+    token's (``pooling="lasttoken"``) and batches are padded on the left.
+    """
     from transformers.models.auto import modeling_auto as auto
 
     model_type = getattr(config, "model_type", "")
@@ -287,11 +299,9 @@ def _check_encoder_config(config, name):
         model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
         and model_type not in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES
     ) or (("CausalLM" in archs or "LMHeadModel" in archs) and "Masked" not in archs)
-    if decoder_only or getattr(config, "is_decoder", False):
-        raise ValueError(
-            f"{name} is a decoder-only (causal language) model ({model_type}); "
-            "BertPooledEmbedder needs a bidirectional encoder (BERT, RoBERTa, MiniLM, MPNet, ...)."
-        )
+    if getattr(config, "use_bidirectional_attention", False):  # EmbeddingGemma's Gemma3
+        return False
+    return bool(decoder_only or getattr(config, "is_decoder", False))
 
 
 def _torch_dtype(torch_dtype):
@@ -375,7 +385,13 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
             )
         model.eval()
         return LoadedEncoder(
-            model, base.tokenizer, base.max_length, source, base.hidden_size, base.n_hidden_states
+            model,
+            base.tokenizer,
+            base.max_length,
+            source,
+            base.hidden_size,
+            base.n_hidden_states,
+            base.decoder,
         )
     _, compute_dtype = _torch_dtype(dtype_name)
     if source.kind == "object":
@@ -386,15 +402,24 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
     else:
         from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-        kwargs = {"local_files_only": True}
+        # never run a model's own code, and never ask about it on stdin (transformers would)
+        kwargs = {"local_files_only": True, "trust_remote_code": False}
         if source.kind == "hub":
-            kwargs = {"revision": revision}
+            kwargs = {"revision": revision, "trust_remote_code": False}
             if getattr(_NO_DOWNLOAD, "on", False):  # restored from a file: never download
                 kwargs["local_files_only"] = True
         try:
             config = AutoConfig.from_pretrained(source.location, **kwargs)
         except OSError as exc:
             raise _not_found(source, revision, exc) from None
+        except ValueError as exc:
+            if "trust_remote_code" not in str(exc):
+                raise
+            raise ValueError(
+                f"{source.location!r} needs its own Python code (trust_remote_code), which "
+                "skembed never runs. Use a model that transformers supports natively, or "
+                "sentence-transformers with trust_remote_code=True if you trust that code."
+            ) from None
         _check_encoder_config(config, repr(source.location))
         try:
             tokenizer = AutoTokenizer.from_pretrained(source.location, **kwargs)
@@ -411,7 +436,15 @@ def _load_uncached(source, revision, dtype_name, device, quantize):
     config = model.config
     max_length = _max_length(source, tokenizer, config, revision)
     n_hidden = int(getattr(config, "num_hidden_layers", 0)) + 1
-    return LoadedEncoder(model, tokenizer, max_length, source, int(config.hidden_size), n_hidden)
+    return LoadedEncoder(
+        model,
+        tokenizer,
+        max_length,
+        source,
+        int(config.hidden_size),
+        n_hidden,
+        is_decoder_only(config),
+    )
 
 
 @contextlib.contextmanager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -16,7 +17,7 @@ from ...utils._seeding import forked_torch_rng, seed_from_random_state
 from ...utils._state import restore_on_failure
 from ...utils._targets import check_target, fit_cross_fitted
 from . import _export
-from ._bert import BertPooledEmbedder
+from ._bert import OWN_HEAD_CONSTRAINTS, BertPooledEmbedder
 from ._finetune import (
     CLASS_LOSSES,
     resolve_mixed_precision,
@@ -25,7 +26,6 @@ from ._finetune import (
 )
 from ._loading import (
     DEFAULT_MODEL,
-    LoadedEncoder,
     ModelSource,
     load_encoder,
     resolve_model,
@@ -38,10 +38,6 @@ __all__ = ["SetFitEmbedder"]
 
 # sequences per forward pass of the CPU fine-tuning (see SetFitEmbedder._pooled_train)
 _CPU_MICRO_BATCH = 16
-
-_INHERITED = {
-    k: v for k, v in BertPooledEmbedder._parameter_constraints.items() if k != "store_weights"
-}
 
 
 class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
@@ -290,7 +286,7 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
     """
 
     _parameter_constraints: dict = {
-        **_INHERITED,
+        **OWN_HEAD_CONSTRAINTS,
         "loss": [StrOptions({"auto", "cosine", "in_batch_negatives", "supervised_contrastive"})],
         "n_pairs": [Interval(Integral, 1, None, closed="left")],
         "epochs": [Interval(Integral, 1, None, closed="left")],
@@ -435,11 +431,8 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
         source = resolve_model(self.model)
         base = load_encoder(source, revision=self.revision, torch_dtype="float32", device=device)
         model = copy.deepcopy(base.model)  # the shared encoder is never trained
-        tokenizer = base.tokenizer
-        work = LoadedEncoder(
-            model, tokenizer, base.max_length, source, base.hidden_size, base.n_hidden_states
-        )
-        self._setup(work)  # layers_, max_length_, special tokens, padding id
+        # layers_, max_length_, special tokens, padding id (a decoder is refused here)
+        self._setup(replace(base, model=model))
         self.target_type_, self.classes_ = kind, classes
         self.loss_ = self._resolve_loss(kind)
         self.mixed_precision_ = resolve_mixed_precision(self.mixed_precision, device)
@@ -455,17 +448,17 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
             p.requires_grad_(False)
         digest = weights_digest(model)
         tuned_source = ModelSource(
-            "object", f"setfit:{source.location}", f"setfit:{digest}", (model, tokenizer)
+            "object", f"setfit:{source.location}", f"setfit:{digest}", (model, base.tokenizer)
         )
         self.weights_digest_ = digest
-        self._tuned = LoadedEncoder(
-            model, tokenizer, base.max_length, tuned_source, base.hidden_size, base.n_hidden_states
-        )
+        self._tuned = replace(base, model=model, source=tuned_source)
         unique = list(dict.fromkeys(texts)) if self._calibrated() else []
         self._calibration = unique[:: max(1, len(unique) // 128)][:128]
         self.device_ = device
         self._load(device)
         self.n_truncated_ = self._count_truncated(texts)
+
+    _reads_model_pipeline = False  # it trains with its own pooling and normalize
 
     def _resolve_loss(self, kind):
         if self.loss != "auto":

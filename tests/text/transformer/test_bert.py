@@ -284,11 +284,10 @@ def test_oracle_equals_sentence_transformers_on_bbc_news():
     texts, _ = load_bbc_news()
     docs = texts[::75][:30]  # 30 real documents across the five classes
     docs = docs + ["", "Short headline."]
-    est = BertPooledEmbedder(normalize=True, device="cpu", truncation="truncate").fit(docs)
+    # the defaults read the model's own pipeline (mean pooling, then its Normalize module)
+    est = BertPooledEmbedder(device="cpu", truncation="truncate").fit(docs)
     assert est.max_length_ == 256
     ours = est.transform(docs)
-    ref = st.SentenceTransformer(str(MODEL_DIR), device="cpu").encode(
-        docs, normalize_embeddings=True, batch_size=32
-    )
+    ref = st.SentenceTransformer(str(MODEL_DIR), device="cpu").encode(docs, batch_size=32)
     assert ours.shape == ref.shape == (len(docs), 384)
     assert np.abs(ours - ref).max() < 1e-5

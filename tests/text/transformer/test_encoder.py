@@ -91,3 +91,42 @@ def test_stride_too_large_and_max_length_limit(tiny):
         make(tiny, truncation="chunk", max_length=20, stride=30).fit(DOCS)
     with pytest.raises(ValueError, match="exceeds the model's position limit"):
         make(tiny, max_length=128).fit(DOCS)
+
+
+# ----------------------------------------------------------------------------- late chunking
+@pytest.mark.parametrize("pooling", ["mean", "cls", "max"])
+def test_late_chunking_pools_spans_of_one_pass_by_hand(tiny, pooling):
+    """A document of 40 word pieces at max_length=16 runs as one pass of 42 positions (the
+    tiny model allows 64); the spans [CLS]+15, 16, 11+[SEP] are pooled and averaged."""
+    _, tok = tiny
+    doc = " ".join(LONG.split()[:30])
+    ids = tok(doc, add_special_tokens=False)["input_ids"][:40]
+    doc = tok.decode(ids)
+    assert len(tok(doc, add_special_tokens=False)["input_ids"]) == 40
+    est = make(tiny, pooling=pooling, truncation="late_chunking", max_length=16)
+    out = est.fit([doc]).transform([doc])[0]
+    h = hidden_states(tiny, doc)[-1]  # (42, 32): the whole document in one pass
+    spans = [h[0:16], h[16:32], h[32:42]]
+    one = {"mean": lambda s: s.mean(0), "cls": lambda s: s[0], "max": lambda s: s.max(0)}
+    expected = np.mean([one[pooling](s) for s in spans], axis=0)
+    np.testing.assert_allclose(out, expected, atol=1e-5)
+    assert est.count_truncated([doc]) == 0
+
+
+def test_late_chunking_of_a_short_document_is_its_plain_vector(tiny):
+    plain = make(tiny, max_length=64).fit(DOCS).transform(DOCS)
+    late = make(tiny, truncation="late_chunking", max_length=64).fit(DOCS).transform(DOCS)
+    np.testing.assert_allclose(late, plain, atol=1e-6)
+
+
+def test_late_chunking_beyond_the_positions_falls_back_to_passes(tiny):
+    """LONG (~150 pieces) exceeds the 64 positions: overlapping passes, no warning, every
+    chunk vector averaged; vectors of one cache namespace never serve another mode."""
+    est = make(tiny, truncation="late_chunking", max_length=16, stride=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = est.fit([LONG]).transform([LONG])
+    chunked = make(tiny, truncation="chunk", max_length=16, stride=8).fit([LONG])
+    assert out.shape == (1, 32) and np.isfinite(out).all()
+    assert np.abs(out - chunked.transform([LONG])).max() > 1e-3
+    assert est._namespace() != chunked._namespace()

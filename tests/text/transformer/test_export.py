@@ -77,9 +77,10 @@ def test_float32_backend_equals_torch(tiny_dir, backend, pooling, layers, combin
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_chunking_and_transform_tokens_agree_across_backends(tiny_dir, backend):
+@pytest.mark.parametrize("truncation", ["chunk", "late_chunking"])
+def test_chunking_and_transform_tokens_agree_across_backends(tiny_dir, backend, truncation):
     docs = [DOCS[3] * 3, DOCS[1], "x"]
-    params = {"truncation": "chunk", "max_length": 16, "stride": 4, "pooling": "mean_sqrt_len"}
+    params = {"truncation": truncation, "max_length": 16, "stride": 4, "pooling": "mean_sqrt_len"}
     ref = make(tiny_dir, **params).fit(docs)
     est = make(tiny_dir, backend=backend, **params).fit(docs)
     np.testing.assert_allclose(est.transform(docs), ref.transform(docs), atol=1e-4, rtol=0)

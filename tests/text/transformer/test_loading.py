@@ -39,13 +39,25 @@ def test_model_dir_missing_files_are_named(tiny_dir, tmp_path):
         BertPooledEmbedder(model=str(tmp_path / "nope"), device="cpu").fit(DOCS)
 
 
-def test_non_encoder_model_is_refused(tiny):
+def test_decoder_is_embedded_by_its_last_token_and_refused_by_setfit(tiny):
+    """A causal LM pools its last token (left padding keeps it in the last column); SetFit,
+    which fine-tunes a bidirectional encoder, refuses it by name."""
     from transformers import GPT2Config, GPT2Model
 
+    from skembed.text.transformer._setfit import SetFitEmbedder
+
     _, tok = tiny
-    gpt = GPT2Model(GPT2Config(n_embd=16, n_layer=1, n_head=2, vocab_size=100, n_positions=32))
+    config = GPT2Config(n_embd=16, n_layer=1, n_head=2, vocab_size=len(tok), n_positions=64)
+    gpt = GPT2Model(config).eval()
+    est = BertPooledEmbedder(model=(gpt, tok), device="cpu", truncation="truncate").fit(DOCS)
+    out = est.transform(DOCS)
+    for i, doc in enumerate(DOCS):
+        ids = tok(doc, return_tensors="pt")
+        with torch.no_grad():
+            last = gpt(**ids).last_hidden_state[0, -1].numpy()
+        assert abs(out[i] - last).max() < 1e-5
     with pytest.raises(ValueError, match="decoder-only"):
-        BertPooledEmbedder(model=(gpt, tok), device="cpu").fit(DOCS)
+        SetFitEmbedder(model=(gpt, tok), device="cpu", n_pairs=4).fit(DOCS, [0, 1, 0, 1])
     with pytest.raises(TypeError, match=r"\(model, tokenizer\)"):
         BertPooledEmbedder(model=(gpt, tok, 1), device="cpu").fit(DOCS)
 
@@ -63,3 +75,16 @@ def test_loaded_pair_key_tells_tokenizers_of_one_vocabulary_apart(tiny):
     assert resolve_model((model, tok)).key != resolve_model((model, cased)).key
     assert resolve_model((model, tok)).key == resolve_model((model, tok)).key
     assert tok("Cat")["input_ids"] != cased("Cat")["input_ids"]
+
+
+def test_model_needing_its_own_code_is_refused_without_a_prompt(tiny_dir, tmp_path):
+    import json
+
+    path = tmp_path / "remote"
+    shutil.copytree(tiny_dir, path)
+    config = json.loads((path / "config.json").read_text())
+    config["model_type"] = "custom_x"
+    config["auto_map"] = {"AutoConfig": "x.XConfig", "AutoModel": "x.XModel"}
+    (path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="needs its own Python code \\(trust_remote_code\\)"):
+        BertPooledEmbedder(model=str(path), device="cpu").fit(DOCS)

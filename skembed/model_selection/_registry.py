@@ -115,9 +115,9 @@ EMBEDDERS = {
     "bert": EmbedderSpec(
         "text",
         "skembed:BertPooledEmbedder",
-        {"cache": "memory", "max_length": 256, "truncation": "truncate", "normalize": True},
-        {"pooling": ["mean"]},
-        "all-MiniLM-L6-v2, mean pooling (contextual)",
+        {"cache": "memory", "max_length": 256, "truncation": "truncate"},
+        {},
+        "all-MiniLM-L6-v2, the model's own pooling (mean) and normalisation (contextual)",
         requires=("torch", "transformers"),
         slow_on_cpu=f"runs a transformer over every document of every fold on the CPU; {_SKIP}",
     ),

@@ -21,7 +21,7 @@ from ...utils._compute import (
     limit_threads,
     resolve_compute,
 )
-from ...utils._schema import Array, Ids, Instance, Number
+from ...utils._schema import Array, Ids, Instance, Number, Same, check_ids
 from ...utils._seeding import seed_from_random_state
 from .._analyzer import DEFAULT_TOKEN_PATTERN, vectorizer_kwargs
 from .._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin, oov_fraction
@@ -134,6 +134,10 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         "explained_variance_": Array("f", ("K",), optional=True),
         "explained_variance_ratio_": Array("f", ("K",), optional=True),
         "_n_features_out": Number(size="K"),
+        # the copies transform reads: the vectorizer's ids and idf, the SVD's components
+        "vectorizer_.vocabulary_": Same("vocabulary_"),
+        "vectorizer_._tfidf.idf_": Array("f", ("F",), finite=True),
+        "svd_.components_": Same("components_", optional=True),
     }
     _parameter_constraints: dict = {
         **TEXT_PARAMETER_CONSTRAINTS,
@@ -320,6 +324,7 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         documents = self._check_documents(X)
         with limit_threads(self.n_jobs):
             tfidf = self.vectorizer_.transform(documents)
+            check_ids(tfidf.indices, self.components_.shape[1], "TfidfLSA", "vocabulary_")
             if self.svd_ is not None:
                 X_new = self.svd_.transform(tfidf)
             else:

@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 from ...base import WeightSnapshotMixin
 from ...keyedvectors import KeyedVectors
 from ...utils._compute import COMPUTE_PARAMETER_CONSTRAINTS
-from ...utils._schema import Instance, Number, Vectors
+from ...utils._schema import Instance, Number, Vectors, check_ids
 from ...utils._state import restore_on_failure
 from ...utils._targets import check_target, fit_cross_fitted
 from .._base import TEXT_PARAMETER_CONSTRAINTS, ModelTokenizedMixin
@@ -548,6 +548,7 @@ class StaticEmbedder(
         check_is_fitted(self, "wv_")
         texts = self._texts(self._check_documents(X))
         ids, indptr = self._token_ids(texts)
+        check_ids(ids, len(self.wv_), "StaticEmbedder", "tokenizer_")
         n = np.diff(indptr)
         counts = sp.csr_matrix(
             (np.ones(len(ids), dtype=np.float32), ids, indptr),

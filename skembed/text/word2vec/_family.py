@@ -32,7 +32,7 @@ from sklearn.utils._param_validation import Interval
 
 from ...kernels import MAX_DETERMINISTIC_PARTS
 from ...utils._compute import THREAD_PARAMETER_CONSTRAINTS, limit_threads
-from ...utils._schema import Array
+from ...utils._schema import Array, Number
 from ._engines import NumbaEngine, SgnsEngine, TorchEngine
 from ._training import (
     MAX_WINDOW,
@@ -81,6 +81,7 @@ class Word2VecFamilyMixin:
     _state_schema = {
         "syn1neg_": Array("float32", ("V", "D"), finite=True, optional="negative"),
         "syn1_": Array("float32", ("V-1", "D"), finite=True, optional="hs"),
+        "vector_size": Number(low=1, size="D"),
     }
     #: the class of the numba engine (Doc2Vec: :class:`~skembed.text.word2vec._engines.Doc2VecEngine`)
     _numba_engine = NumbaEngine

@@ -71,6 +71,11 @@ def _as_tensor(value, name, what):
     if isinstance(value, torch.Tensor):
         return value.detach().cpu()
     if isinstance(value, np.ndarray) and value.dtype.kind in "fiub":
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            raise ValueError(
+                f"{what}: stored weight {name!r} holds NaN or infinite values; the file is "
+                "damaged or crafted."
+            )
         return torch.from_numpy(np.ascontiguousarray(value))
     kind = getattr(value, "dtype", type(value).__name__)
     raise ValueError(

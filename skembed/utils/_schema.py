@@ -263,16 +263,18 @@ def state_schema(obj):
 
 
 def _lookup(obj, path):
-    """The value at a dotted attribute path, ``_MISSING`` where a step is absent or ``None``."""
+    """The value at a dotted attribute path: ``_MISSING`` where the last step is absent,
+    ``_NO_PARENT`` where an earlier step is ``None`` (an optional nested object)."""
+    *parents, last = path.split(".")
     value = obj
-    for step in path.split("."):
-        value = vars(value).get(step, _MISSING) if hasattr(value, "__dict__") else _MISSING
-        if value is _MISSING or value is None:
-            return value
-    return value
+    for step in parents:
+        value = vars(value).get(step) if hasattr(value, "__dict__") else None
+        if value is None:
+            return _NO_PARENT
+    return vars(value).get(last, _MISSING) if hasattr(value, "__dict__") else _MISSING
 
 
-_MISSING = object()
+_MISSING, _NO_PARENT = object(), object()
 
 
 def _is_parameter(attr):
@@ -368,6 +370,10 @@ def check_state(obj, schema=None):
             continue
         required = _required(obj, rule)
         value = _lookup(obj, attr)
+        if value is _NO_PARENT:  # the nested object is absent: its own rule decides
+            continue
+        if "." in attr:  # a nested object that is present has all its declared attributes
+            required = True
         if required == "absent":
             if value is not _MISSING and value is not None:
                 modes = ", ".join(f"{p}={getattr(obj, p, None)!r}" for p in rule.only_when)
@@ -376,8 +382,9 @@ def check_state(obj, schema=None):
         if value is _MISSING or value is None:
             if not required:
                 continue
-            if rule.only_when:
-                modes = ", ".join(f"{p}={getattr(obj, p, None)!r}" for p in rule.only_when)
+            modes = rule.only_when or ([rule.optional] if isinstance(rule.optional, str) else [])
+            if modes:
+                modes = ", ".join(f"{p}={getattr(obj, p, None)!r}" for p in modes)
                 raise _refuse(owner, attr, f"is missing, but {modes} needs it")
             raise _refuse(owner, attr, "is missing" if value is _MISSING else "is None")
         _CHECKS[type(rule)](owner, attr, value, rule, dims)

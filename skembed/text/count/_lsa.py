@@ -99,7 +99,8 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
     ValueError
         In ``fit``: before reading ``X``, ``engine="sklearn"`` on a non-CPU
         device or an unavailable ``device``; then, if ``n_components`` is
-        not smaller than the vocabulary size, or the vocabulary is empty.
+        not smaller than the vocabulary size or larger than the number of
+        documents, or the vocabulary is empty.
 
     See Also
     --------
@@ -137,7 +138,9 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         # the copies transform reads: the vectorizer's ids and idf, the SVD's components
         "vectorizer_.vocabulary_": Same("vocabulary_"),
         "vectorizer_._tfidf.idf_": Array("f", ("F",), finite=True),
-        "svd_.components_": Same("components_", optional=True),
+        "vectorizer_._tfidf.n_features_in_": Number(size="F"),
+        "svd_.components_": Same("components_"),
+        "svd_.n_features_in_": Number(size="F"),
     }
     _parameter_constraints: dict = {
         **TEXT_PARAMETER_CONSTRAINTS,
@@ -196,6 +199,15 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         self.engine = engine
         self.n_jobs = n_jobs
         self.dtype = dtype
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # the vectorizer's settings derive from this estimator's: rebuilt, never read from a file
+        if getattr(self, "vectorizer_", None) is not None:
+            self.vectorizer_.set_params(**self._make_vectorizer().get_params())
+            self.vectorizer_._tfidf.set_params(
+                norm=self.norm, use_idf=True, smooth_idf=True, sublinear_tf=self.sublinear_tf
+            )
 
     def _make_vectorizer(self):
         return TfidfVectorizer(
@@ -264,11 +276,14 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
                     f"TfidfLSA: {exc}. The documents contain no usable term; check min_df/max_df "
                     "and the token_pattern."
                 ) from None
-            n_terms = tfidf.shape[1]
-            if self.n_components >= n_terms:
+            n_docs, n_terms = tfidf.shape
+            if self.n_components >= n_terms or self.n_components > n_docs:
+                # the SVD has at most n_docs components: more would leave feature names
+                # without columns
                 raise ValueError(
                     f"n_components={self.n_components} must be smaller than the vocabulary size "
-                    f"({n_terms} terms); use a smaller n_components or a larger corpus."
+                    f"({n_terms} terms) and at most the number of documents ({n_docs}); use a "
+                    "smaller n_components or a larger corpus."
                 )
             if use_torch:
                 seed = seed_from_random_state(self.random_state)

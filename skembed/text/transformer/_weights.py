@@ -254,6 +254,8 @@ def _build_stored_model(config, weights, auto_model, torch):
             )
         if (value.dtype.kind == "f") != ref.is_floating_point():
             raise fail(f"the stored weight {name!r} has dtype {value.dtype}, expected {ref.dtype}")
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            raise fail(f"the stored weight {name!r} holds NaN or infinite values")
         state[name] = torch.from_numpy(np.ascontiguousarray(value)).to(ref.dtype)
     missing = sorted(params - set(state))
     if missing:

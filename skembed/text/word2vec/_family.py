@@ -42,6 +42,9 @@ from ._training import (
     train_epochs,
 )
 
+#: the most noise words per word (``negative``); gensim's guidance is 5-20
+MAX_NEGATIVE = 1000
+
 __all__ = ["FAMILY_PARAMETER_CONSTRAINTS", "Word2VecFamilyMixin"]
 
 #: the parameter rules Word2Vec, FastText and Doc2Vec share (``n_jobs`` and ``random_state``
@@ -52,7 +55,8 @@ FAMILY_PARAMETER_CONSTRAINTS = {
     "min_count": [Interval(Integral, 1, None, closed="left")],
     "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
     "hs": [Interval(Integral, 0, 1, closed="both")],
-    "negative": [Interval(Integral, 0, None, closed="left")],
+    # noise words drawn per word, also at inference: bounded so a stored value cannot hang it
+    "negative": [Interval(Integral, 0, MAX_NEGATIVE, closed="both")],
     "ns_exponent": [Interval(Real, None, None, closed="neither")],
     "sample": [Interval(Real, 0, None, closed="left")],
     "alpha": [Interval(Real, 0, None, closed="neither")],

@@ -100,3 +100,16 @@ def test_cpu_engine_on_other_device_fails_before_reading_documents(monkeypatch):
     with pytest.raises(ValueError, match="engine='sklearn' runs on the CPU only"):
         # documents are checked after the engine: a bad corpus is not what fails
         TfidfLSA(n_components=1, engine="sklearn", device="cuda").fit([None, 3])
+
+
+def test_more_components_than_documents_is_refused_not_silently_cut():
+    # the SVD of 20 documents has 20 components: 50 gave 20 columns and 50 feature names
+    rng = np.random.RandomState(0)
+    words = [f"w{i}" for i in range(148)]
+    docs = [" ".join(rng.choice(words, 30)) for _ in range(20)]
+    with pytest.raises(
+        ValueError, match=r"n_components=50 .* at most the number of documents \(20\)"
+    ):
+        TfidfLSA(n_components=50, random_state=0).fit(docs)
+    est = TfidfLSA(n_components=20, random_state=0).fit(docs)
+    assert est.transform(docs).shape == (20, 20) and len(est.get_feature_names_out()) == 20

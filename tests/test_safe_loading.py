@@ -166,6 +166,34 @@ def _text_pipeline(cls_path, **params):
     return build
 
 
+def _quantizer_pipeline(tmp_path):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from skembed import EmbeddingQuantizer
+
+    X = np.random.default_rng(0).normal(size=(30, 6))
+    return make_pipeline(StandardScaler(), EmbeddingQuantizer("int8")).fit(X)
+
+
+def _quantizer_equal_ends(state, tmp_path):
+    ranges = state["ranges_"].copy()
+    ranges[1] = ranges[0]
+    state["ranges_"] = ranges
+
+
+def _quantizer_flipped(state, tmp_path):
+    state["precision"] = "ubinary"
+
+
+def _lsa_inner_vocabulary(state, tmp_path):
+    import copy
+
+    vectorizer = copy.copy(state["vectorizer_"])
+    vectorizer.vocabulary_ = {**vectorizer.vocabulary_, "the": 50_000_000}
+    state["vectorizer_"] = vectorizer
+
+
 W2V = {"vector_size": 8, "window": 2, "min_count": 1, "epochs": 1, "random_state": 0, "n_jobs": 1}
 # class name -> (builder of a fitted pipeline holding an instance, [(case, mutate, message)])
 # ``mutate(state, tmp_path)`` changes the instance's ``__getstate__()`` in place.
@@ -324,6 +352,17 @@ CRAFTED = {
     "_Tokenizer": (
         _text_pipeline("skembed.text.TfidfLSA", n_components=2, random_state=0),
         [("pattern not a string", _tok_pattern, "malformed")],
+    ),
+    "TfidfLSA": (
+        _text_pipeline("skembed.text.TfidfLSA", n_components=2, random_state=0),
+        [("inner vocabulary id", _lsa_inner_vocabulary, "vectorizer_.vocabulary_ differs")],
+    ),
+    "EmbeddingQuantizer": (
+        _quantizer_pipeline,
+        [
+            ("equal range ends", _quantizer_equal_ends, "ranges_ has an empty range"),
+            ("flipped precision", _quantizer_flipped, "ranges_ is set although"),
+        ],
     ),
 }
 # SetFitEmbedder inherits BertPooledEmbedder.__setstate__ and always stores its tuned weights:

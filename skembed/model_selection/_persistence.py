@@ -108,6 +108,7 @@ def _check_skops_archive(path):
     """
     import json
     import zipfile
+    import zlib
 
     import numpy as np
 
@@ -132,7 +133,7 @@ def _check_skops_archive(path):
                 )
         try:
             bad = archive.testzip()
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error) as exc:
             raise damaged(f"a member cannot be read ({exc})") from None
         if bad is not None:
             raise damaged(f"member {bad!r} fails its CRC check")

@@ -76,7 +76,8 @@ def _as_tensor(value, name, what):
                 f"{what}: stored weight {name!r} holds NaN or infinite values; the file is "
                 "damaged or crafted."
             )
-        return torch.from_numpy(np.ascontiguousarray(value))
+        native = value.dtype.newbyteorder("=")  # torch reads native byte order only
+        return torch.from_numpy(np.ascontiguousarray(value, dtype=native))
     kind = getattr(value, "dtype", type(value).__name__)
     raise ValueError(
         f"{what}: stored weight {name!r} is {kind}, not a numeric array; the file is damaged "

@@ -19,6 +19,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.impute import MissingIndicator, SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import (
     _check_feature_names,
     _check_n_features,
@@ -256,6 +257,13 @@ class TabularPreprocessor(CheckedStateMixin, TransformerMixin, BaseEstimator):
         "constant_columns_": Instance(dict),
         "category_values_": Instance(list),
         "input_is_dataframe_": Instance(bool),
+    }
+    #: the steps' own rules, checked again when a file gives them (utils._schema.check_params)
+    _parameter_constraints: dict = {
+        "scaling": ScalerEmbedder._parameter_constraints["method"],
+        "numeric_imputation": [StrOptions({"median", "mean"})],
+        "handle_unknown": OneHotEmbedder._parameter_constraints["handle_unknown"],
+        "dtype": [type, StrOptions({"float16", "float32", "float64"}), np.dtype],
     }
 
     def __init__(

@@ -548,11 +548,10 @@ class StaticEmbedder(
         check_is_fitted(self, "wv_")
         texts = self._texts(self._check_documents(X))
         ids, indptr = self._token_ids(texts)
-        check_ids(ids, len(self.wv_), "StaticEmbedder", "tokenizer_")
-        n = np.diff(indptr)
+        rows, n = len(self.wv_), np.diff(indptr)
+        check_ids(ids, rows, "StaticEmbedder", "tokenizer_")  # csr_matrix trusts its indices
         counts = sp.csr_matrix(
-            (np.ones(len(ids), dtype=np.float32), ids, indptr),
-            shape=(len(texts), len(self.wv_)),
+            (np.ones(len(ids), np.float32), ids, indptr), shape=(len(texts), rows)
         )
         out = np.asarray(counts @ self.wv_.vectors, dtype=np.float32)
         out /= np.maximum(n, 1)[:, None]

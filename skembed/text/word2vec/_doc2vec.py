@@ -127,7 +127,8 @@ class Doc2VecTransformer(
         Passes over the corpus (gensim's Doc2Vec default).
     infer_epochs : int or None, default=None
         Passes over each document in ``transform``; ``None``: ``epochs``
-        (gensim's ``infer_vector`` default).
+        (gensim's ``infer_vector`` default). Both are at most 10,000 here:
+        inference runs at every ``transform``, so a stored value cannot stall it.
     infer_alpha : float or None, default=None
         Learning rate of the first inference pass, decayed linearly per pass
         to ``min_alpha``; ``None``: ``alpha``.

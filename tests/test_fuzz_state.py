@@ -515,6 +515,7 @@ ALIASES = {
     "state_dict": "weights",
     "_stored_weights": "weights",
     "n_features_in_": "features",
+    "tokenizer_files": "tokenizer files",
 }
 #: (estimator, first steps of a path) -> why its failures are known, not fixed here: the
 #: fitted attributes of scikit-learn's own objects nested in an estimator, which
@@ -527,6 +528,23 @@ KNOWN = {
     ("VAEEmbedder", "preprocessor_", "column_transformer_"): "ColumnTransformer internals",
     ("EntityEmbedder", "preprocessor_", "column_transformer_"): "ColumnTransformer internals",
     ("TabularPreprocessor", "column_transformer_"): "ColumnTransformer internals",
+    # the transformer family's stored weights: their shapes and finiteness are checked, but a
+    # finite weight of 1e38 or a config value transformers accepts (a negative epsilon or head
+    # count) still overflows or fails in the forward pass; an output check per batch is the
+    # transformer loading's call
+    ("SetFitEmbedder", "_stored_weights", "config"): "transformers config values",
+    ("SetFitEmbedder", "_stored_weights", "weights"): "finite weights that overflow",
+    ("BertPooledEmbedder", "_stored_weights", "config"): "transformers config values",
+    ("BertPooledEmbedder", "_stored_weights", "weights"): "finite weights that overflow",
+    # a model stored by name loads from local files only: a wrong name fails at transform,
+    # naming the name and where it looked (docs/loading.md)
+    ("BertPooledEmbedder", "model"): "a stored model name not on this machine",
+    # EntityEmbedder's per-column tables are not declared in its state schema yet
+    ("EntityEmbedder", "categories_"): "undeclared per-column table",
+    ("EntityEmbedder", "embeddings_"): "undeclared per-column table",
+    ("EntityEmbedder", "dtype"): "dtype is not validated by EntityEmbedder",
+    # TfidfLSA declares ngram_range as [tuple]: its length and types are checked in fit
+    ("TfidfLSA", "ngram_range"): "ngram_range's constraint is [tuple]",
 }
 
 

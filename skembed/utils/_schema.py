@@ -370,8 +370,10 @@ def check_state(obj, schema=None):
             continue
         required = _required(obj, rule)
         value = _lookup(obj, attr)
-        if value is _NO_PARENT:  # the nested object is absent: its own rule decides
-            continue
+        if value is _NO_PARENT:  # a nested object on the path is None
+            if rule.optional:
+                continue
+            raise _refuse(owner, attr, "is missing (an object on its path is None)")
         if "." in attr:  # a nested object that is present has all its declared attributes
             required = True
         if required == "absent":
@@ -444,7 +446,7 @@ def _refuse_bool(obj, params):
             )
 
 
-def check_params(obj, owner=None):
+def check_params(obj, owner=None, params=None):
     """Check ``obj``'s hyperparameters against its ``_parameter_constraints``, as ``fit`` does.
 
     Run on load so that a value read from a file meets the same rules as one
@@ -456,6 +458,8 @@ def check_params(obj, owner=None):
         With ``get_params`` and ``_parameter_constraints``.
     owner : str or None, default=None
         How to name ``obj`` in the message; ``None``: its class name.
+    params : dict or None, default=None
+        The values to check; ``None``: ``obj.get_params(deep=False)``.
 
     Raises
     ------
@@ -467,7 +471,7 @@ def check_params(obj, owner=None):
     if not hasattr(obj, "_parameter_constraints"):
         return
     try:
-        params = obj.get_params(deep=False)
+        params = obj.get_params(deep=False) if params is None else params
         validate_parameter_constraints(
             obj._parameter_constraints, params, caller_name=type(obj).__name__
         )
@@ -513,13 +517,15 @@ class CheckedStateMixin:
 
                 try:
                     state[attr] = Tokenizer.from_str(text)
+                    state[attr].encode("a")  # a model the parser accepts may still not run
                 except Exception as exc:  # the parser's own error, named
                     raise _refuse(type(self).__name__, attr, f"does not parse ({exc})") from None
+        if hasattr(self, "_get_param_names"):  # before a parent's __setstate__ uses them
+            names = [k for k in self._get_param_names() if k in state]
+            check_params(self, params={k: state[k] for k in names})
         parent = super()
         if hasattr(parent, "__setstate__"):
             parent.__setstate__(state)
         else:  # pragma: no cover - object.__setstate__ does not exist before Python 3.11
             self.__dict__.update(state)
-        if hasattr(self, "get_params"):
-            check_params(self)
         check_state(self)

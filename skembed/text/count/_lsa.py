@@ -139,8 +139,8 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         "vectorizer_.vocabulary_": Same("vocabulary_"),
         "vectorizer_._tfidf.idf_": Array("f", ("F",), finite=True),
         "vectorizer_._tfidf.n_features_in_": Number(size="F"),
-        "svd_.components_": Same("components_"),
-        "svd_.n_features_in_": Number(size="F"),
+        "svd_.components_": Same("components_", optional=True),  # svd_ is None with torch
+        "svd_.n_features_in_": Number(size="F", optional=True),
     }
     _parameter_constraints: dict = {
         **TEXT_PARAMETER_CONSTRAINTS,

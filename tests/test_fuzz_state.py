@@ -307,16 +307,14 @@ def _run(tree, X, ref):
     return Outcome("non-finite output" if bad.any() else "differs")
 
 
-def _through_skops(tree, folder):
+def _through_skops(tree, path):
     """The outcome class of the same mutant written by skops and read by ``load_pipeline``."""
     import skops.io as sio
 
     from skembed.model_selection import load_pipeline
 
     try:
-        raw = _raw(tree)
-        path = os.path.join(folder, "mutant.skops")
-        sio.dump(raw, path)
+        sio.dump(_raw(tree), path)
     except Exception:
         return None  # skops cannot write this mutant (e.g. a type it does not represent)
     try:
@@ -392,20 +390,22 @@ def worker(shard, start):
                     prog.write(f"{i}\n")
                     prog.flush()
                     mutant = set_at(tree, path, value)
-                    record = _one(mutant, X, ref, shard.folder, skops=i % SKOPS_EVERY == 0)
+                    skops = shard.file("mutant") + ".skops" if i % SKOPS_EVERY == 0 else None
+                    record = _one(mutant, X, ref, skops)
                     record.update(i=i, estimator=name, path=[str(p) for p in path])
                     res.write(json.dumps({**record, "mutation": mutation}) + "\n")
                     res.flush()
                 i += 1
 
 
-def _one(mutant, X, ref, folder, skops):
+def _one(mutant, X, ref, skops):
+    """The outcome of one mutant; ``skops``: a file to write it to as well (or ``None``)."""
     outcome = _run(mutant, X, ref)
     return {
         "outcome": outcome.kind,
         "message": outcome.message[:400],
         "value_error": outcome.value_error,
-        "skops": _through_skops(mutant, folder) if skops else None,
+        "skops": _through_skops(mutant, skops) if skops else None,
     }
 
 
@@ -512,7 +512,7 @@ def fit_all(folder, names=None):
 #: or what the attribute counts)
 ALIASES = {
     "_packed_model_": "model_",
-    "state_dict": "weights",
+    "state_dict": ("weights", "arrays"),
     "_stored_weights": "weights",
     "n_features_in_": "features",
     "tokenizer_files": "tokenizer files",
@@ -561,7 +561,10 @@ def verdict(record):
     """``None`` when the outcome passes, else the reason it fails."""
     outcome, message = record["outcome"], record["message"]
     steps = [step for step in record["path"] if not step.isdigit()]
-    names = steps + [ALIASES[step] for step in steps if step in ALIASES]
+    aliases = [ALIASES[step] for step in steps if step in ALIASES]
+    names = steps + [
+        a for alias in aliases for a in ((alias,) if isinstance(alias, str) else alias)
+    ]
     named = any(name in message for name in names)
     if outcome in ("same", "differs"):
         return _skops_agrees(record, loaded=True)

@@ -515,7 +515,7 @@ ALIASES = {
     "state_dict": ("weights", "arrays"),
     "_stored_weights": "weights",
     "n_features_in_": "features",
-    "tokenizer_files": "tokenizer files",
+    "tokenizer_files": "tokenizer file",
 }
 #: (estimator, first steps of a path) -> why its failures are known, not fixed here: the
 #: fitted attributes of scikit-learn's own objects nested in an estimator, which

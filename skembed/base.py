@@ -77,13 +77,19 @@ class TorchStateMixin(WeightSnapshotMixin):
         what = type(self).__name__
         classes = self._module_classes()
         if not isinstance(packed, dict) or packed.get("kind") not in classes:
-            raise ValueError(f"{what}: the stored model is damaged or was not written by skembed.")
+            raise ValueError(
+                f"{what}: the stored model (_packed_model_) is damaged or was not written by "
+                "skembed."
+            )
         config, weights = packed.get("config"), packed.get("state_dict")
         if not isinstance(config, dict):
-            raise ValueError(f"{what}: the stored model is damaged or was not written by skembed.")
+            raise ValueError(
+                f"{what}: the stored model (_packed_model_) is damaged or was not written by "
+                "skembed."
+            )
         if not isinstance(weights, dict):
             raise ValueError(
-                f"{what}: the stored weights do not load (a {type(weights).__name__}, not a "
+                f"{what}: the stored weights (_packed_model_) do not load (a {type(weights).__name__}, not a "
                 "mapping of names to arrays); the file is damaged or was not written by skembed."
             )
         cls = classes[packed["kind"]]

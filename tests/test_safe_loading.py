@@ -142,6 +142,20 @@ def _tabular_pipeline(cls_name):
     return build
 
 
+def _onehot_pipeline(tmp_path):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from skembed.preprocessing import OneHotEmbedder
+
+    X = [["red", "S"], ["blue", "M"], ["red", "M"], ["green", "L"]] * 3
+    return make_pipeline(OneHotEmbedder(drop="first"), LogisticRegression()).fit(X, [0, 1] * 6)
+
+
+def _onehot_drop(state, tmp_path):
+    state["encoder_"].drop_idx_ = np.array([7, 0], dtype=object)
+
+
 def _entity_pipeline(tmp_path):
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -164,6 +178,34 @@ def _text_pipeline(cls_path, **params):
         return make_pipeline(est, LogisticRegression()).fit(DOCS, LABELS)
 
     return build
+
+
+def _quantizer_pipeline(tmp_path):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from skembed import EmbeddingQuantizer
+
+    X = np.random.default_rng(0).normal(size=(30, 6))
+    return make_pipeline(StandardScaler(), EmbeddingQuantizer("int8")).fit(X)
+
+
+def _quantizer_equal_ends(state, tmp_path):
+    ranges = state["ranges_"].copy()
+    ranges[1] = ranges[0]
+    state["ranges_"] = ranges
+
+
+def _quantizer_flipped(state, tmp_path):
+    state["precision"] = "ubinary"
+
+
+def _lsa_inner_vocabulary(state, tmp_path):
+    import copy
+
+    vectorizer = copy.copy(state["vectorizer_"])
+    vectorizer.vocabulary_ = {**vectorizer.vocabulary_, "the": 50_000_000}
+    state["vectorizer_"] = vectorizer
 
 
 W2V = {"vector_size": 8, "window": 2, "min_count": 1, "epochs": 1, "random_state": 0, "n_jobs": 1}
@@ -325,7 +367,24 @@ CRAFTED = {
         _text_pipeline("skembed.text.TfidfLSA", n_components=2, random_state=0),
         [("pattern not a string", _tok_pattern, "malformed")],
     ),
+    "TfidfLSA": (
+        _text_pipeline("skembed.text.TfidfLSA", n_components=2, random_state=0),
+        [("inner vocabulary id", _lsa_inner_vocabulary, "vectorizer_.vocabulary_ differs")],
+    ),
+    "OneHotEmbedder": (
+        _onehot_pipeline,
+        [("dropped category out of range", _onehot_drop, r"drop_idx_\[0\] is 7, not one of its")],
+    ),
+    "EmbeddingQuantizer": (
+        _quantizer_pipeline,
+        [
+            ("equal range ends", _quantizer_equal_ends, "ranges_ has an empty range"),
+            ("flipped precision", _quantizer_flipped, "ranges_ is set although"),
+        ],
+    ),
 }
+# the wrappers share _DelegatingTransformer.__setstate__: OneHotEmbedder's cases run it
+CRAFTED["_DelegatingTransformer"] = CRAFTED["OneHotEmbedder"]
 # SetFitEmbedder inherits BertPooledEmbedder.__setstate__ and always stores its tuned weights:
 # the same crafted states, on a fitted SetFit pipeline (not skipped for want of one)
 CRAFTED["SetFitEmbedder"] = (_setfit_pipeline, CRAFTED["BertPooledEmbedder"][1])
@@ -759,3 +818,135 @@ def test_static_embedder_saves_with_skops(tmp_path):
     state["tokenizer_"] = {"tokenizer_json": "{not json"}
     with pytest.raises(ValueError, match="stored tokenizer_ does not parse"):
         StaticEmbedder.__new__(StaticEmbedder).__setstate__(state)
+
+
+# ----------------------------------------------------------------------------- the whole state
+# Files an attacker writes with skops.io.dump itself: each crashed, hung or silently changed
+# the output of transform before the state check followed the data (hyperparameters, nested
+# objects' copies, tokenizer ids, float counts). Each must now be refused naming the problem.
+def _fitted(cls_path, **params):
+    module, _, name = cls_path.rpartition(".")
+    return getattr(importlib.import_module(module), name)(**params).fit(DOCS)
+
+
+def _lsa_inner_id(est):
+    vocab = dict(est.vectorizer_.vocabulary_)  # a separate copy in the file
+    vocab[next(iter(vocab))] = 50_000_000
+    est.vectorizer_.vocabulary_ = vocab
+
+
+def _static_token_id(est):
+    import json
+
+    from tokenizers import Tokenizer
+
+    spec = json.loads(est.tokenizer_.to_str())
+    spec["model"]["vocab"]["cat"] = 50_000_000
+    est.tokenizer_ = Tokenizer.from_str(json.dumps(spec))
+
+
+def _nan_count(est):
+    counts = est.wv_.counts.astype(np.float64)
+    counts[0] = np.nan
+    est.wv_.counts = counts
+
+
+_STATIC = {"vocabulary": "corpus", "min_count": 1, "n_components": 4, "device": "cpu"}
+_STATE_CASES = {
+    "lsa inner vocabulary id (segfault)": (
+        ("skembed.TfidfLSA", {"n_components": 3, "random_state": 0}),
+        _lsa_inner_id,
+        "vectorizer_.vocabulary_ differs from vocabulary_",
+    ),
+    "static tokenizer id (segfault)": (
+        ("skembed.text.StaticEmbedder", _STATIC),
+        _static_token_id,
+        "tokenizer_ maps a token to id 50000000, past the",
+    ),
+    "doc2vec hs width (segfault)": (
+        ("skembed.Doc2VecTransformer", {**W2V, "hs": 1, "negative": 0}),
+        lambda est: setattr(est, "vector_size", 10**7),
+        "vector_size has value 10000000 where",
+    ),
+    "doc2vec infer_epochs (hang)": (
+        ("skembed.Doc2VecTransformer", W2V),
+        lambda est: setattr(est, "infer_epochs", 10**12),
+        "'infer_epochs' parameter",
+    ),
+    "doc2vec epochs (hang)": (
+        ("skembed.Doc2VecTransformer", W2V),
+        lambda est: setattr(est, "epochs", 10**12),
+        "'epochs' parameter",
+    ),
+    "pv-dbow read as pv-dm (empty word table)": (
+        ("skembed.Doc2VecTransformer", W2V),
+        lambda est: setattr(est, "dm", 1),
+        "wv_ is missing, but dm=1",
+    ),
+    "sif over NaN word counts (NaN output)": (
+        ("skembed.Word2VecTransformer", {**W2V, "pooling": "sif"}),
+        _nan_count,
+        "counts holds NaN",
+    ),
+    "a hyperparameter outside its constraints": (
+        ("skembed.Word2VecTransformer", W2V),
+        lambda est: setattr(est, "pooling", "median"),
+        "'pooling' parameter",
+    ),
+    "a boolean for an integer": (
+        ("skembed.Word2VecTransformer", W2V),
+        lambda est: setattr(est, "window", True),
+        "'window' parameter .* a boolean is not",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_STATE_CASES))
+def test_a_crafted_state_written_by_skops_is_refused_naming_it(case, tmp_path):
+    (cls_path, params), mutate, message = _STATE_CASES[case]
+    est = _fitted(cls_path, **params)
+    reference = est.transform(DOCS)
+    mutate(est)
+    path = tmp_path / "crafted.skops"
+    sio.dump(est, path)
+    with pytest.raises(ValueError, match=message):
+        load_pipeline(path)
+    sio.dump(_fitted(cls_path, **params), path)  # the genuine state still loads, same output
+    np.testing.assert_allclose(load_pipeline(path).transform(DOCS), reference, rtol=1e-6)
+
+
+_LAST_LINE = """
+import json, sys
+import numpy as np
+from skembed import TfidfLSA
+from skembed.text import StaticEmbedder
+from tokenizers import Tokenizer
+docs = {docs!r}
+lsa = TfidfLSA(n_components=3, weighting="tfidf", stop_words=None, random_state=0).fit(docs)
+lsa.vectorizer_.vocabulary_ = {{**lsa.vocabulary_, "the": 50_000_000}}
+lsa.vectorizer_._tfidf.idf_ = np.ones(50_000_001)
+static = StaticEmbedder(vocabulary="corpus", min_count=1, n_components=4, device="cpu").fit(docs)
+spec = json.loads(static.tokenizer_.to_str())
+spec["model"]["vocab"]["cat"] = 50_000_000
+static.tokenizer_ = Tokenizer.from_str(json.dumps(spec))
+for est in (lsa, static):
+    try:
+        est.transform(docs)
+    except ValueError as exc:
+        print(type(est).__name__, "refused:", exc)
+"""
+
+
+def test_ids_are_checked_where_they_meet_a_table_even_past_the_schema(tmp_path):
+    # state set by hand on a live object never meets the schema: the id check at the
+    # sparse product is the last line of defence (a segfault before it)
+    import subprocess
+    import sys
+
+    script = _LAST_LINE.format(docs=DOCS)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "TfidfLSA refused: TfidfLSA: stored vocabulary_ gives id 50000000" in done.stdout
+    assert "StaticEmbedder refused: StaticEmbedder: stored tokenizer_ gives id 50000000" in (
+        done.stdout
+    )

@@ -280,6 +280,11 @@ class EmbeddingQuantizer(
             else packed
         )
 
+    def __setstate__(self, state):
+        super().__setstate__(state)  # the declared schema first: dtypes, shapes, finiteness
+        if "bytes_per_row_" in vars(self):
+            _check_calibration(self)
+
     @property
     def _n_features_out(self):
         if self.precision in _EIGHT_BIT or not self.pack:
@@ -290,3 +295,32 @@ class EmbeddingQuantizer(
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = []
         return tags
+
+
+def _check_calibration(q):
+    """Cross-check a loaded quantizer: its tables against its precision and width."""
+
+    def refuse(attr, problem):
+        return ValueError(
+            f"EmbeddingQuantizer: stored {attr} {problem}. The file is damaged or was "
+            "crafted: calibrate again (fit), or save it again from a trusted copy."
+        )
+
+    eight_bit = q.precision in _EIGHT_BIT
+    if eight_bit and q.ranges_ is None:
+        raise refuse("ranges_", f"is missing, but precision={q.precision!r} needs it")
+    if not eight_bit and q.ranges_ is not None:
+        raise refuse("ranges_", f"is set although precision={q.precision!r} does not use it")
+    if eight_bit and not (q.ranges_[1] > q.ranges_[0]).all():
+        column = int(np.flatnonzero(~(q.ranges_[1] > q.ranges_[0]))[0])
+        raise refuse(
+            "ranges_",
+            f"has an empty range in column {column} (its ends are equal or reversed): no code step",
+        )
+    expected = q.n_features_in_ if eight_bit else -(-q.n_features_in_ // 8)
+    if q.bytes_per_row_ != expected:
+        raise refuse(
+            "bytes_per_row_",
+            f"is {q.bytes_per_row_!r}, but precision={q.precision!r} over "
+            f"n_features_in_={q.n_features_in_} stores {expected}",
+        )

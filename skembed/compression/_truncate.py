@@ -15,7 +15,7 @@ from sklearn.decomposition import PCA
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..utils._schema import CheckedStateMixin, Instance, Number
+from ..utils._schema import Array, CheckedStateMixin, Instance, Number
 
 
 def check_width(truncate_dim, width):
@@ -84,7 +84,11 @@ class EmbeddingTruncator(
 
     _state_schema = {
         "pca_": Instance(PCA, optional=True),
-        "n_features_in_": Number(low=1),
+        "n_features_in_": Number(low=1, size="D"),
+        # what PCA.transform reads (when method="pca"): finite, as wide as the input
+        "pca_.n_features_in_": Number(size="D"),
+        "pca_.mean_": Array("f", ("D",), finite=True),
+        "pca_.components_": Array("f", (None, "D"), finite=True),
     }
     _parameter_constraints: dict = {
         "truncate_dim": [Interval(Integral, 1, None, closed="left")],

@@ -225,13 +225,13 @@ def huffman_tree(counts):
     if n < 2:
         return (np.zeros((n, 1), np.uint8), np.zeros((n, 1), np.int32), np.zeros(n, np.int32))
     order = np.argsort(-counts, kind="stable")  # decreasing, as word2vec.c's sorted vocab
-    count = np.empty(2 * n, dtype=np.int64)
-    count[:n] = counts[order]
-    count[n:] = np.iinfo(np.int64).max // 4
     binary = np.zeros(2 * n, dtype=np.uint8)
     parent = np.zeros(2 * n, dtype=np.int64)
     pos1, pos2 = n - 1, n
-    cnt = count.tolist()
+    # Python ints: counts near 2**62 sum past int64, and the unmerged slots' sentinel must
+    # exceed every sum (a fixed int64 sentinel below the counts ran pos2 off the end)
+    cnt = counts[order].tolist()
+    cnt += [2 * sum(cnt) + 1] * n
     for a in range(n - 1):
         if pos1 >= 0 and cnt[pos1] < cnt[pos2]:
             min1 = pos1

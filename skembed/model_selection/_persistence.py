@@ -71,7 +71,7 @@ _PICKLE_MAGICS = (
 _ZIP_MAGIC = b"PK\x03\x04"
 #: a skops member that inflates to more than this and more than ``_MAX_RATIO`` times its
 #: stored size is refused before it is read (a "zip bomb": skops would hold it all in memory);
-#: skops stores members uncompressed by default and float weights deflate by ~1.1x
+#: save_pipeline deflates every member: float weights by ~1.1x, a vocabulary's JSON by ~10x
 _BOMB_BYTES = 64 * 2**20
 _MAX_RATIO = 100
 
@@ -108,6 +108,7 @@ def _check_skops_archive(path):
     """
     import json
     import zipfile
+    import zlib
 
     import numpy as np
 
@@ -132,7 +133,7 @@ def _check_skops_archive(path):
                 )
         try:
             bad = archive.testzip()
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error) as exc:
             raise damaged(f"a member cannot be read ({exc})") from None
         if bad is not None:
             raise damaged(f"member {bad!r} fails its CRC check")
@@ -247,7 +248,7 @@ def load_pipeline(path, *, allow_pickle=False):
         trusted = _skembed_classes(untrusted) + [t for t in untrusted if t in _NUMPY_TRUSTED]
         others = sorted(set(untrusted) - set(trusted))
         if others:
-            raise ValueError(
+            raise _UntrustedTypes(
                 f"{path} names types outside skops' default trusted types (scikit-learn's, "
                 "numpy's and Python's own) that are not instances of skembed classes either: "
                 f"{others}. If you trust the file, load it with "
@@ -264,6 +265,10 @@ def load_pipeline(path, *, allow_pickle=False):
     return joblib.load(path)
 
 
+class _UntrustedTypes(ValueError):
+    """A skops file naming types ``load_pipeline`` does not trust (a user's own function)."""
+
+
 def save_pipeline(pipeline, path, *, format="auto"):
     """Write a fitted pipeline with skops (loads without executing code), else joblib.
 
@@ -272,11 +277,17 @@ def save_pipeline(pipeline, path, *, format="auto"):
     pipeline : estimator
         Fitted, e.g. a pipeline returned by ``compare_embedders(..., return_best=True)``.
     path : str or os.PathLike
-        Written atomically (a temporary file in the same directory, then renamed).
+        Written atomically (a temporary file in the same directory, then
+        renamed), with the permissions the umask gives a new file. Its size
+        is what :func:`saved_size_bytes` measures.
     format : {"auto", "skops", "joblib"}, default="auto"
-        ``"auto"``: skops when the pipeline round-trips through it (it is
-        written, then loaded back with :func:`load_pipeline`), joblib otherwise
-        (e.g. an object skops cannot represent).
+        ``"auto"``: skops (its arrays and ``schema.json`` deflate-compressed)
+        when it can represent every type in the pipeline: it is written, then
+        loaded back with :func:`load_pipeline`. Where skops cannot represent
+        a type (``skops.io.dump`` fails on it, or the file names a type that
+        :func:`load_pipeline` does not trust, such as your own function in a
+        ``FunctionTransformer``), joblib (zlib-compressed), with a warning
+        naming the reason. Any other failure raises.
 
     Returns
     -------
@@ -286,41 +297,113 @@ def save_pipeline(pipeline, path, *, format="auto"):
     Raises
     ------
     ValueError
-        If ``format`` is unknown, or ``format="skops"`` and skops cannot write
-        or read the pipeline back (the message gives skops' reason).
+        If ``format`` is unknown, ``format="skops"`` and skops cannot represent
+        the pipeline (the message gives skops' reason), or the skops file
+        written does not load back for another reason (a fitted state that
+        fails its own checks).
+    OSError
+        If the file cannot be written (a full disk, no permission): never
+        answered by writing the other format.
+
+    Warns
+    -----
+    UserWarning
+        When ``format="auto"`` falls back to joblib, naming what skops cannot represent.
 
     Examples
     --------
     See :func:`load_pipeline`.
     """
     import os
-    import tempfile
+
+    from ._outputs import write_atomically
 
     if format not in ("auto", "skops", "joblib"):
         raise ValueError(f"format must be 'auto', 'skops' or 'joblib', got {format!r}.")
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".skembed-", suffix=".tmp", dir=folder)
-    os.close(fd)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    used = []
+    write_atomically(path, lambda tmp: used.append(_write(pipeline, tmp, format)))
+    return used[0]
+
+
+def _write(pipeline, tmp, format):
+    """Write ``pipeline`` to ``tmp``; the format used."""
+    import warnings
+
+    import joblib
+
+    if format != "joblib":
+        reason = _write_skops(pipeline, tmp)
+        if reason is None:
+            return "skops"
+        if format == "skops":
+            raise ValueError(f"skops cannot save this pipeline: {reason}")
+        warnings.warn(
+            f"save_pipeline: skops cannot represent this pipeline ({reason}); writing it "
+            "with joblib, a pickle: load it with load_pipeline(path, allow_pickle=True).",
+            UserWarning,
+            stacklevel=4,
+        )
+    joblib.dump(pipeline, tmp, compress=3)
+    return "joblib"
+
+
+def _write_skops(pipeline, tmp):
+    """Write with skops and read it back: ``None``, or why skops cannot represent a type."""
+    import zipfile
+
+    import skops.io as sio
+
     try:
-        used = "joblib"
-        if format != "joblib":
-            try:
-                import skops.io as sio
+        sio.dump(pipeline, tmp, compression=zipfile.ZIP_DEFLATED)
+    except OSError:
+        raise  # a full disk or a permission: joblib would meet the same disk
+    except Exception as exc:  # skops has no node for a type in the pipeline
+        return f"{type(exc).__name__}: {exc}"
+    try:
+        load_pipeline(tmp)
+    except _UntrustedTypes as exc:
+        return str(exc)
+    except ValueError as exc:
+        raise ValueError(
+            f"save_pipeline: the pipeline written with skops does not load back: {exc}"
+        ) from exc
+    return None
 
-                sio.dump(pipeline, tmp)
-                load_pipeline(tmp)
-                used = "skops"
-            except Exception as exc:  # skops cannot represent something in the pipeline
-                if format == "skops":
-                    raise ValueError(f"skops cannot save this pipeline: {exc}") from exc
-        if used == "joblib":
-            import joblib
 
-            joblib.dump(pipeline, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return used
+def saved_size_bytes(pipeline, format="auto"):
+    """Bytes :func:`save_pipeline` writes for ``pipeline``, measured by writing it.
+
+    ``skembed compare``'s "size MB" column and ``--budget`` should read this,
+    so that the figure is the size of the file ``--save-best`` writes.
+
+    Parameters
+    ----------
+    pipeline : estimator
+        Fitted.
+    format : {"auto", "skops", "joblib"}, default="auto"
+        As :func:`save_pipeline`.
+
+    Returns
+    -------
+    n_bytes : int
+        The size of the file written (to a temporary directory, then removed).
+
+    Examples
+    --------
+    >>> from sklearn.feature_extraction.text import TfidfVectorizer
+    >>> vec = TfidfVectorizer().fit(["cheap loan", "bank loan", "cat dog"])
+    >>> 0 < saved_size_bytes(vec) < 20_000
+    True
+    """
+    import os
+    import tempfile
+    import warnings
+
+    with tempfile.TemporaryDirectory(prefix="skembed-size-") as folder:
+        path = os.path.join(folder, "pipeline")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the format is the caller's concern here
+            save_pipeline(pipeline, path, format=format)
+        return os.path.getsize(path)

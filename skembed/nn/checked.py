@@ -71,7 +71,13 @@ def _as_tensor(value, name, what):
     if isinstance(value, torch.Tensor):
         return value.detach().cpu()
     if isinstance(value, np.ndarray) and value.dtype.kind in "fiub":
-        return torch.from_numpy(np.ascontiguousarray(value))
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            raise ValueError(
+                f"{what}: stored weight {name!r} holds NaN or infinite values; the file is "
+                "damaged or crafted."
+            )
+        native = value.dtype.newbyteorder("=")  # torch reads native byte order only
+        return torch.from_numpy(np.ascontiguousarray(value, dtype=native))
     kind = getattr(value, "dtype", type(value).__name__)
     raise ValueError(
         f"{what}: stored weight {name!r} is {kind}, not a numeric array; the file is damaged "

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
+
+import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._schema import CheckedStateMixin
+from ..utils._schema import CheckedStateMixin, check_ids
 
 
 class _DelegatingTransformer(CheckedStateMixin, TransformerMixin, BaseEstimator):
@@ -27,6 +30,12 @@ class _DelegatingTransformer(CheckedStateMixin, TransformerMixin, BaseEstimator)
     def _inner(self):
         check_is_fitted(self, self._inner_attr)
         return getattr(self, self._inner_attr)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)  # the declared schema first
+        inner = vars(self).get(self._inner_attr)
+        if inner is not None and hasattr(inner, "_compute_n_features_outs"):
+            _rebuild_one_hot_layout(inner, f"{type(self).__name__}: stored {self._inner_attr}")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -78,7 +87,15 @@ class _DelegatingTransformer(CheckedStateMixin, TransformerMixin, BaseEstimator)
         X_out : numpy.ndarray or scipy.sparse matrix of shape (n_samples, n_features_out), float64
             ``dtype`` where the estimator has one; ScalerEmbedder keeps float32 input float32.
         """
-        return self._inner().transform(X)
+        inner = self._inner()
+        if not hasattr(inner, "_compute_n_features_outs") or inner.sparse_output:
+            return inner.transform(X)
+        # one-hot: built sparse and checked before densifying, which trusts the CSR indices
+        inner = copy.copy(inner)
+        inner.sparse_output = True
+        out = inner.transform(X)
+        check_ids(out.indices, out.shape[1], type(self).__name__, self._inner_attr)
+        return out.toarray()
 
     def inverse_transform(self, X):
         """Map transformed rows back to the original feature space.
@@ -109,3 +126,35 @@ class _DelegatingTransformer(CheckedStateMixin, TransformerMixin, BaseEstimator)
             One name per output column, as the wrapped scikit-learn transformer names them.
         """
         return self._inner().get_feature_names_out(input_features)
+
+
+def _rebuild_one_hot_layout(encoder, owner):
+    """Rebuild a one-hot encoder's output widths from its categories, and check its drops.
+
+    scikit-learn writes each row's ones at ``category index + offset`` into a
+    CSR matrix of the stored widths, and densifying one whose indices pass
+    its width writes past the array: the widths are derived data, so they are
+    rebuilt, and each dropped index must name one of its column's categories.
+    """
+
+    def refuse(problem):
+        return ValueError(
+            f"{owner} {problem}. The file is damaged or was crafted: refit the estimator."
+        )
+
+    categories = encoder.categories_
+    if not isinstance(categories, list) or not all(hasattr(c, "__len__") for c in categories):
+        raise refuse("categories_ is not a list of arrays")
+    drop = getattr(encoder, "drop_idx_", None)
+    if drop is not None:
+        if len(drop) != len(categories):
+            raise refuse(f"drop_idx_ has {len(drop)} entries for {len(categories)} columns")
+        for i, (idx, cats) in enumerate(zip(drop, categories, strict=True)):
+            if idx is not None and not (
+                isinstance(idx, (int, np.integer)) and 0 <= idx < len(cats)
+            ):
+                raise refuse(f"drop_idx_[{i}] is {idx!r}, not one of its {len(cats)} categories")
+    try:
+        encoder._n_features_outs = encoder._compute_n_features_outs()
+    except Exception as exc:  # the attributes it reads do not fit together
+        raise refuse(f"_n_features_outs cannot be rebuilt ({type(exc).__name__}: {exc})") from None

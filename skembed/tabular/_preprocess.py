@@ -19,7 +19,13 @@ from sklearn.compose import ColumnTransformer
 from sklearn.impute import MissingIndicator, SimpleImputer
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _check_n_features,
+    check_array,
+    check_is_fitted,
+)
 
 from ..preprocessing import OneHotEmbedder, ScalerEmbedder
 from ..utils._schema import Array, CheckedStateMixin, Instance, Number
@@ -252,6 +258,13 @@ class TabularPreprocessor(CheckedStateMixin, TransformerMixin, BaseEstimator):
         "category_values_": Instance(list),
         "input_is_dataframe_": Instance(bool),
     }
+    #: the steps' own rules, checked again when a file gives them (utils._schema.check_params)
+    _parameter_constraints: dict = {
+        "scaling": ScalerEmbedder._parameter_constraints["method"],
+        "numeric_imputation": [StrOptions({"median", "mean"})],
+        "handle_unknown": OneHotEmbedder._parameter_constraints["handle_unknown"],
+        "dtype": [type, StrOptions({"float16", "float32", "float64"}), np.dtype],
+    }
 
     def __init__(
         self,
@@ -266,8 +279,31 @@ class TabularPreprocessor(CheckedStateMixin, TransformerMixin, BaseEstimator):
         self.handle_unknown = handle_unknown
         self.dtype = dtype
 
+    def _check_table(self, X, *, reset):
+        """A DataFrame as it is, anything else a 2-D array, with scikit-learn's messages
+        (sparse, 1-D, empty and infinite input refused; NaN is a missing value)."""
+        if not _is_dataframe(X):
+            X = check_array(X, dtype=None, ensure_all_finite="allow-nan")
+        elif len(X) == 0 or X.shape[1] == 0:
+            check_array(np.empty(X.shape))  # the standard message for an empty table
+        if _is_dataframe(X):
+            numbers = X.select_dtypes("number").to_numpy(dtype=float)
+        elif X.dtype == object:
+            numbers = np.array([v for v in X.ravel() if _is_number(v)], dtype=float)
+        else:
+            numbers = X.astype(float)
+        if np.isinf(numbers).any():
+            raise ValueError(
+                "TabularPreprocessor: X holds infinity; only NaN (a missing value) is "
+                "imputed. Replace the infinite values or drop their rows."
+            )
+        _check_n_features(self, X, reset=reset)
+        _check_feature_names(self, X, reset=reset)
+        return X
+
     def _fit(self, X):
         """Build and fit the column transformer on ``X`` (DataFrame or 2-D array)."""
+        X = self._check_table(X, reset=True)
         numeric, categorical = column_kinds(X)
         self.numeric_columns_, self.categorical_columns_ = numeric, categorical
         self.input_is_dataframe_ = _is_dataframe(X)
@@ -416,7 +452,15 @@ class TabularPreprocessor(CheckedStateMixin, TransformerMixin, BaseEstimator):
             Numeric columns scaled, categorical columns one-hot.
         """
         check_is_fitted(self, "column_transformer_")
+        X = self._check_table(X, reset=False)
         return np.asarray(self.column_transformer_.transform(X), dtype=self.dtype)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # a missing value: imputed, with an indicator column
+        tags.input_tags.categorical = tags.input_tags.string = True
+        tags.transformer_tags.preserves_dtype = []  # the output dtype is the dtype parameter
+        return tags
 
     def get_feature_names_out(self, input_features=None):
         """Output column names of the column transformer.
@@ -515,6 +559,10 @@ class TabularPreprocessor(CheckedStateMixin, TransformerMixin, BaseEstimator):
         for c in self.columns_:
             out[:, c] = columns[c]
         return out
+
+
+def _is_number(value):
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
 
 
 def nonfinite_message(est, X, Xt):

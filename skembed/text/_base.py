@@ -46,7 +46,7 @@ TEXT_PARAMETER_CONSTRAINTS = {
     "tokenizer": [callable, None],
     "handle_missing": [StrOptions({"error", "empty"})],
     "handle_unknown": [StrOptions({"zeros", "nan", "error"})],
-    "dtype": [type, str, np.dtype],
+    "dtype": [type, StrOptions({"float16", "float32", "float64"}), np.dtype],
 }
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils._schema import check_ids
+
 POOLING_OPTIONS = ("mean", "sum", "max", "tfidf", "sif")
 
 
@@ -29,6 +31,7 @@ def count_matrix(ids, offsets, n_words):
     counts : scipy.sparse.csr_matrix of shape (n_documents, n_words), dtype float64
     """
     n_docs = len(offsets) - 1
+    check_ids(ids, n_words, "count_matrix", "vocabulary")  # csr_matrix trusts its indices
     data = np.ones(len(ids), dtype=np.float64)
     counts = sp.csr_matrix(
         (data, np.asarray(ids, dtype=np.int64), np.asarray(offsets)), shape=(n_docs, n_words)

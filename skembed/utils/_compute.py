@@ -15,7 +15,7 @@ import warnings
 from numbers import Integral
 from typing import NamedTuple
 
-from sklearn.utils._param_validation import Options
+from sklearn.utils._param_validation import Interval, Options
 
 
 class DeviceConstraint(Options):
@@ -53,8 +53,11 @@ class DeviceConstraint(Options):
 #: device is available is checked by :func:`resolve_device` in ``fit``,
 #: before any expensive work.
 #: The part of it for estimators that compute on the CPU only (no ``device``).
+#: the most threads ``n_jobs`` may ask for (far above any machine's cores)
+MAX_N_JOBS = 4096
 THREAD_PARAMETER_CONSTRAINTS = {
-    "n_jobs": [Integral, None],
+    # bounded: a thread pool of 10**12 (a stored value) overflows torch's and numba's setters
+    "n_jobs": [Interval(Integral, None, MAX_N_JOBS, closed="right"), None],
     "random_state": ["random_state"],
 }
 COMPUTE_PARAMETER_CONSTRAINTS = {"device": [DeviceConstraint()], **THREAD_PARAMETER_CONSTRAINTS}

@@ -14,6 +14,14 @@ everywhere else; a lower-case name refers to an integer attribute or
 parameter of the object (``"vector_size"``); ``"V-1"`` is one less than
 ``V``. An id array or mapping whose values must index a table says so with
 ``below=`` a symbol (ids are then checked to be in ``[0, symbol)``).
+
+A key with a dot (``"vectorizer_.vocabulary_"``) names an attribute of a
+nested object: a derived copy that a nested scikit-learn object reads instead
+of the canonical table, declared :class:`Same` as the attribute it copies.
+A key without a trailing underscore is a hyperparameter: it is checked even on
+an unfitted object, and a fitted table can be checked against it (a width, a
+mode that needs a table). Hyperparameters as a whole pass the class's
+``_parameter_constraints`` on load, as in ``fit`` (:func:`check_params`).
 """
 
 from __future__ import annotations
@@ -22,19 +30,32 @@ import numbers
 
 import numpy as np
 
-__all__ = ["Array", "Ids", "Instance", "Number", "Vectors", "check_state", "CheckedStateMixin"]
+__all__ = [
+    "Array",
+    "Ids",
+    "Instance",
+    "Number",
+    "Same",
+    "Vectors",
+    "check_ids",
+    "check_params",
+    "check_state",
+    "CheckedStateMixin",
+]
 
 _KINDS = {"f": "float", "i": "integer", "u": "unsigned integer", "b": "boolean"}
 
 
 class _Rule:
     """``optional``: ``True`` (may be ``None`` or absent), ``False``, or the name of a
-    parameter: required (not ``None``) when that parameter is truthy, optional otherwise."""
+    parameter: required (not ``None``) when that parameter is truthy, optional otherwise.
+    ``only_when``: parameter names; the attribute is required when one of them is truthy
+    and must be ``None`` (or absent) when none is (a mode that reads the table)."""
 
     optional = False
 
-    def __init__(self, *, optional=False):
-        self.optional = optional
+    def __init__(self, *, optional=False, only_when=()):
+        self.optional, self.only_when = optional, tuple(only_when)
 
 
 class Array(_Rule):
@@ -58,15 +79,16 @@ class Ids(_Rule):
 class Vectors(_Rule):
     """A :class:`~skembed.KeyedVectors` (or subclass ``cls``) whose table has ``rows`` x ``dim``."""
 
-    def __init__(self, rows=None, dim=None, *, cls=None, optional=False):
-        super().__init__(optional=optional)
+    def __init__(self, rows=None, dim=None, *, cls=None, optional=False, only_when=()):
+        super().__init__(optional=optional, only_when=only_when)
         self.rows, self.dim, self.cls = rows, dim, cls
 
 
 class Instance(_Rule):
     """An instance of one of ``types`` (classes, or ``"module.Name"`` strings); ``rows``: a
     symbol its size must bind or equal, or with ``at_most`` not exceed (``get_vocab_size()``
-    of a tokenizer, else ``len``)."""
+    of a tokenizer, else ``len``); a tokenizer's largest id must also be below ``rows``.
+    A nested scikit-learn estimator's hyperparameters pass its own constraints."""
 
     def __init__(self, *types, rows=None, at_most=False, optional=False):
         super().__init__(optional=optional)
@@ -80,6 +102,15 @@ class Number(_Rule):
     def __init__(self, *, integral=True, low=None, below=None, size=None, optional=False):
         super().__init__(optional=optional)
         self.integral, self.low, self.below, self.size = integral, low, below, size
+
+
+class Same(_Rule):
+    """A derived copy that must equal the canonical attribute ``of`` (a dict or an array):
+    what a nested object reads instead of the table the schema checks."""
+
+    def __init__(self, of, *, optional=False):
+        super().__init__(optional=optional)
+        self.of = of
 
 
 def _refuse(owner, attr, problem):
@@ -164,8 +195,12 @@ def _check_array(owner, attr, value, rule, dims):
     for axis, (sym, actual) in enumerate(zip(rule.dims, value.shape, strict=True)):
         if sym is not None:
             dims.bind(sym, actual, attr, f"shape {value.shape}: axis {axis} of")
-    if rule.finite and value.dtype.kind == "f" and not np.isfinite(value).all():
-        raise _refuse(owner, attr, "holds NaN or infinite values")
+    # a float table with a lower bound (counts, weights) is read as numbers: finite too
+    if (rule.finite or rule.low is not None) and value.dtype.kind == "f":
+        if not np.isfinite(value).all():
+            raise _refuse(owner, attr, "holds NaN or infinite values")
+        if rule.low is not None and value.size and float(value.min()) < rule.low:
+            raise _refuse(owner, attr, f"holds {float(value.min())!r}, below {rule.low}")
     if value.dtype.kind in "iu" and (rule.low is not None or rule.below is not None):
         _check_ints(owner, attr, value, rule.low, rule.below, dims)
 
@@ -218,14 +253,6 @@ def _check_number(owner, attr, value, rule, dims):
         dims.bind(rule.size, int(value), attr, "value")
 
 
-_CHECKS = {
-    Array: _check_array,
-    Ids: _check_ids,
-    Vectors: _check_vectors,
-    Number: _check_number,
-}
-
-
 def state_schema(obj):
     """The merged ``_state_schema`` of ``obj``'s class and its bases (subclasses win)."""
     schema = {}  # the class's own rules first: its attributes bind the dimensions
@@ -233,6 +260,84 @@ def state_schema(obj):
         for attr, rule in klass.__dict__.get("_state_schema", {}).items():
             schema.setdefault(attr, rule)
     return schema
+
+
+def _lookup(obj, path):
+    """The value at a dotted attribute path: ``_MISSING`` where the last step is absent,
+    ``_NO_PARENT`` where an earlier step is ``None`` (an optional nested object)."""
+    *parents, last = path.split(".")
+    value = obj
+    for step in parents:
+        value = vars(value).get(step) if hasattr(value, "__dict__") else None
+        if value is None:
+            return _NO_PARENT
+    return vars(value).get(last, _MISSING) if hasattr(value, "__dict__") else _MISSING
+
+
+_MISSING, _NO_PARENT = object(), object()
+
+
+def _is_parameter(attr):
+    """A hyperparameter (``vector_size``), as opposed to fitted state (``wv_``, ``_n_features_out``)."""
+    return not attr.endswith("_") and not attr.startswith("_") and "." not in attr
+
+
+def _required(obj, rule):
+    """``True``, ``False`` (may be ``None``/absent) or ``"absent"`` (must be) for this object."""
+    if rule.only_when:
+        return any(getattr(obj, p, False) for p in rule.only_when) or "absent"
+    optional = rule.optional
+    if isinstance(optional, str):
+        optional = not getattr(obj, optional, False)
+    return not optional
+
+
+def _check_instance(owner, attr, value, rule, dims):
+    if not _is_instance(value, rule.types):
+        names = ", ".join(_type_name(t).rpartition(".")[2] for t in rule.types)
+        raise _refuse(owner, attr, f"is a {type(value).__name__}, not a {names}")
+    if hasattr(value, "_validate_params") and hasattr(value, "get_params"):
+        check_params(value, owner=f"{owner}: stored {attr}")
+    if rule.rows is None:
+        return
+    size = getattr(value, "get_vocab_size", None)
+    size = size(with_added_tokens=True) if size is not None else len(value)
+    bound = dims.resolve(rule.rows) if rule.at_most else None
+    if bound is None:
+        dims.bind(rule.rows, int(size), attr, "a size of")
+        bound = dims.resolve(rule.rows)
+    elif size > bound:
+        raise _refuse(owner, attr, f"has {size} entries, past the {bound} rows")
+    if hasattr(value, "get_vocab"):  # the ids it gives index the table, not just its size
+        ids = value.get_vocab(with_added_tokens=True).values()
+        top = max(ids, default=-1)
+        if top >= bound:
+            raise _refuse(owner, attr, f"maps a token to id {top}, past the {bound} rows")
+
+
+def _check_same(owner, attr, value, rule, dims):
+    canonical = _lookup(dims.obj, rule.of)
+    if isinstance(canonical, np.ndarray) or isinstance(value, np.ndarray):
+        equal = (
+            isinstance(value, np.ndarray)
+            and isinstance(canonical, np.ndarray)
+            and value.shape == canonical.shape
+            and bool(np.array_equal(value, canonical))
+        )
+    else:
+        equal = type(value) is type(canonical) and value == canonical
+    if not equal:
+        raise _refuse(owner, attr, f"differs from {rule.of}, the table it copies")
+
+
+_CHECKS = {
+    Array: _check_array,
+    Ids: _check_ids,
+    Vectors: _check_vectors,
+    Number: _check_number,
+    Instance: _check_instance,
+    Same: _check_same,
+}
 
 
 def check_state(obj, schema=None):
@@ -249,43 +354,134 @@ def check_state(obj, schema=None):
     ------
     ValueError
         Naming the attribute and what is wrong with it (type, dtype, shape that
-        disagrees with another attribute, an id past the end of its table, a
-        non-finite value). An unfitted object (no attribute of the schema set)
-        passes.
+        disagrees with another attribute or a hyperparameter, an id past the
+        end of its table, a non-finite value, a derived copy that differs from
+        its table, a table the stored mode needs that is missing). An unfitted
+        object (no fitted attribute of the schema set) has only its
+        hyperparameter rules checked.
     """
     schema = state_schema(obj) if schema is None else schema
     owner = type(obj).__name__
     state = vars(obj)
-    if not any(k in state for k in schema):
-        return  # unfitted: nothing stored to check
+    fitted = any(k in state for k in schema if not _is_parameter(k) and "." not in k)
     dims = _Dims(obj, owner)
     for attr, rule in schema.items():
-        optional = rule.optional
-        if isinstance(optional, str):
-            optional = not getattr(obj, optional, False)
-        if attr not in state:
-            if optional:
+        if not fitted and not _is_parameter(attr):
+            continue
+        required = _required(obj, rule)
+        value = _lookup(obj, attr)
+        if value is _NO_PARENT:  # a nested object on the path is None
+            if rule.optional:
                 continue
-            raise _refuse(owner, attr, "is missing")
-        value = state[attr]
-        if value is None and optional:
+            raise _refuse(owner, attr, "is missing (an object on its path is None)")
+        if "." in attr:  # a nested object that is present has all its declared attributes
+            required = True
+        if required == "absent":
+            if value is not _MISSING and value is not None:
+                modes = ", ".join(f"{p}={getattr(obj, p, None)!r}" for p in rule.only_when)
+                raise _refuse(owner, attr, f"is set although {modes} does not use it")
             continue
-        if value is None:
-            raise _refuse(owner, attr, "is None")
-        if isinstance(rule, Instance):
-            if not _is_instance(value, rule.types):
-                names = ", ".join(_type_name(t).rpartition(".")[2] for t in rule.types)
-                raise _refuse(owner, attr, f"is a {type(value).__name__}, not a {names}")
-            if rule.rows is not None:
-                size = getattr(value, "get_vocab_size", None)
-                size = size(with_added_tokens=True) if size is not None else len(value)
-                bound = dims.resolve(rule.rows) if rule.at_most else None
-                if bound is None:
-                    dims.bind(rule.rows, int(size), attr, "a size of")
-                elif size > bound:
-                    raise _refuse(owner, attr, f"has {size} entries, past the {bound} rows")
-            continue
+        if value is _MISSING or value is None:
+            if not required:
+                continue
+            modes = rule.only_when or ([rule.optional] if isinstance(rule.optional, str) else [])
+            if modes:
+                modes = ", ".join(f"{p}={getattr(obj, p, None)!r}" for p in modes)
+                raise _refuse(owner, attr, f"is missing, but {modes} needs it")
+            raise _refuse(owner, attr, "is missing" if value is _MISSING else "is None")
         _CHECKS[type(rule)](owner, attr, value, rule, dims)
+
+
+def check_ids(ids, rows, owner, attr):
+    """Refuse ids outside ``[0, rows)`` before a kernel or a sparse product indexes a table.
+
+    The last line of defence behind :func:`check_state`: one vectorised check
+    per call where stored ids (a vocabulary's, a tokenizer's) meet a table,
+    so that a derived copy the schema does not know of cannot read past it.
+
+    Parameters
+    ----------
+    ids : numpy.ndarray of int
+        The ids about to index the table (any shape).
+    rows : int
+        The number of rows of the table.
+    owner, attr : str
+        The estimator's class name and the attribute the ids came from (for the message).
+
+    Raises
+    ------
+    ValueError
+        Naming ``attr`` when an id is negative or not below ``rows``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_ids(np.array([0, 2]), 3, "Model", "vocabulary_")
+    >>> check_ids(np.array([0, 3]), 3, "Model", "vocabulary_")
+    Traceback (most recent call last):
+    ...
+    ValueError: Model: stored vocabulary_ gives id 3, past the 3 rows of the table. ...
+    """
+    ids = np.asarray(ids)
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= rows):
+        bad = int(ids.max()) if int(ids.max()) >= rows else int(ids.min())
+        raise _refuse(owner, attr, f"gives id {bad}, past the {rows} rows of the table")
+
+
+def _refuse_bool(obj, params):
+    """Booleans where an integer range is declared: ``True`` is not a width or a count."""
+    from sklearn.utils._param_validation import Interval, InvalidParameterError
+
+    for name, constraints in obj._parameter_constraints.items():
+        value = params.get(name)
+        if not isinstance(value, (bool, np.bool_)):
+            continue
+        if any(c == "boolean" or c is bool for c in constraints):
+            continue
+        if any(isinstance(c, Interval) and c.type is numbers.Integral for c in constraints):
+            raise InvalidParameterError(
+                f"The {name!r} parameter of {type(obj).__name__} must be an integer, got "
+                f"{value!r}: a boolean is not a count or a size; pass {int(value)} if you "
+                "mean it."
+            )
+
+
+def check_params(obj, owner=None, params=None):
+    """Check ``obj``'s hyperparameters against its ``_parameter_constraints``, as ``fit`` does.
+
+    Run on load so that a value read from a file meets the same rules as one
+    given to ``__init__`` (booleans are refused where an integer is declared).
+
+    Parameters
+    ----------
+    obj : estimator
+        With ``get_params`` and ``_parameter_constraints``.
+    owner : str or None, default=None
+        How to name ``obj`` in the message; ``None``: its class name.
+    params : dict or None, default=None
+        The values to check; ``None``: ``obj.get_params(deep=False)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and the rule it breaks.
+    """
+    from sklearn.utils._param_validation import validate_parameter_constraints
+
+    if not hasattr(obj, "_parameter_constraints"):
+        return
+    try:
+        params = obj.get_params(deep=False) if params is None else params
+        validate_parameter_constraints(
+            obj._parameter_constraints, params, caller_name=type(obj).__name__
+        )
+        _refuse_bool(obj, params)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ValueError(
+            f"{owner or type(obj).__name__}: a stored hyperparameter breaks its rule: {exc} "
+            "The file is damaged or was crafted: refit the estimator, or save it again "
+            "from a trusted copy."
+        ) from None
 
 
 class CheckedStateMixin:
@@ -296,6 +492,11 @@ class CheckedStateMixin:
     #: attributes holding a ``tokenizers.Tokenizer``: stored as its JSON text (skops cannot
     #: hold the Rust object) and parsed back on load
     _tokenizer_attributes = ()
+
+    def _validate_params(self):
+        """scikit-learn's parameter check, with booleans refused where an integer is declared."""
+        super()._validate_params()
+        _refuse_bool(self, self.get_params(deep=False))
 
     def __getstate__(self):
         state = dict(super().__getstate__())
@@ -316,8 +517,12 @@ class CheckedStateMixin:
 
                 try:
                     state[attr] = Tokenizer.from_str(text)
+                    state[attr].encode("a")  # a model the parser accepts may still not run
                 except Exception as exc:  # the parser's own error, named
                     raise _refuse(type(self).__name__, attr, f"does not parse ({exc})") from None
+        if hasattr(self, "_get_param_names"):  # before a parent's __setstate__ uses them
+            names = [k for k in self._get_param_names() if k in state]
+            check_params(self, params={k: state[k] for k in names})
         parent = super()
         if hasattr(parent, "__setstate__"):
             parent.__setstate__(state)

@@ -173,3 +173,33 @@ def test_quality_itq_bits_keep_more_of_an_lsa_embedding_than_raw_signs():
     assert mean["float"] > 0.93
     assert mean["itq"] >= 0.97 * mean["float"]
     assert mean["sign"] < mean["itq"] - 0.03
+
+
+def _crafted(tmp_path, quantizer, **state):
+    skops = pytest.importorskip("skops.io")
+    from skembed.model_selection import load_pipeline
+
+    for attr, value in state.items():
+        setattr(quantizer, attr, value)
+    path = tmp_path / "q.skops"
+    skops.dump(quantizer, path)
+    return lambda: load_pipeline(path)
+
+
+def test_a_loaded_quantizer_is_cross_checked_against_its_precision_and_width(tmp_path):
+    from skembed import EmbeddingQuantizer
+
+    X = np.random.default_rng(0).normal(size=(20, 10))
+    int8 = EmbeddingQuantizer("int8").fit(X)
+    ranges = int8.ranges_.copy()
+    ranges[1, 3] = ranges[0, 3]  # equal ends: a step of 0 divides by zero
+    with pytest.raises(ValueError, match="ranges_ has an empty range in column 3"):
+        _crafted(tmp_path, EmbeddingQuantizer("int8").fit(X), ranges_=ranges)()
+    with pytest.raises(ValueError, match="ranges_ is missing, but precision='int8'"):
+        _crafted(tmp_path, EmbeddingQuantizer("binary").fit(X), precision="int8")()
+    with pytest.raises(ValueError, match="ranges_ is set although precision='ubinary'"):
+        _crafted(tmp_path, EmbeddingQuantizer("int8").fit(X), precision="ubinary")()
+    with pytest.raises(ValueError, match="bytes_per_row_ is 3, but precision='binary' .* 2"):
+        _crafted(tmp_path, EmbeddingQuantizer("binary").fit(X), bytes_per_row_=3)()
+    loaded = _crafted(tmp_path, EmbeddingQuantizer("int8").fit(X))()
+    np.testing.assert_array_equal(loaded.transform(X), int8.transform(X))

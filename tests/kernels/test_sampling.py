@@ -20,6 +20,15 @@ def test_huffman_tree_code_lengths_and_prefix_free():
     assert n.tolist() == [0]
 
 
+def test_huffman_tree_of_counts_near_2_to_the_62():
+    # the counts (and their sums) pass int64's range: the same tree as their small copies
+    big = S.huffman_tree(np.array([5, 3, 1, 1], dtype=np.int64) * 2**60)
+    small = S.huffman_tree(np.array([5, 3, 1, 1]))
+    for got, want in zip(big, small, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert S.huffman_tree([2**62, 2**62 - 1, 2**62 - 2])[2].tolist() == [1, 2, 2]
+
+
 def test_alias_table_encodes_the_distribution_exactly():
     probs = S.noise_distribution([10, 5, 3, 1, 1], 0.75)
     np.testing.assert_allclose(

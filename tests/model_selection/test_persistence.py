@@ -79,3 +79,75 @@ def test_load_pipeline_refuses_pickles_and_foreign_types(tmp_path):
         load_pipeline(tmp_path / "f.skops")
     with pytest.raises(FileNotFoundError):
         load_pipeline(tmp_path / "missing.skops")
+
+
+def test_a_full_disk_raises_and_never_falls_back_to_a_pickle(tmp_path, monkeypatch):
+    import errno
+
+    import skops.io as sio
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    pipe = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(["aa bb", "cc dd"], [0, 1])
+    monkeypatch.setattr(sio, "dump", full)
+    with pytest.raises(OSError, match="No space left"):
+        save_pipeline(pipe, tmp_path / "best.skops")
+    assert list(tmp_path.iterdir()) == []  # no pickle, no temporary file
+
+
+def test_joblib_only_for_a_type_skops_cannot_represent_and_it_says_which(tmp_path):
+    from sklearn.preprocessing import FunctionTransformer
+
+    pipe = make_pipeline(FunctionTransformer(_double), LogisticRegression())
+    pipe.fit(np.eye(4), [0, 1, 0, 1])
+    with pytest.warns(UserWarning, match="test_persistence._double"):
+        assert save_pipeline(pipe, tmp_path / "f.model") == "joblib"
+    with pytest.raises(ValueError, match="skops cannot save .*test_persistence._double"):
+        save_pipeline(pipe, tmp_path / "g.model", format="skops")
+
+
+def test_a_state_that_fails_its_checks_raises_instead_of_a_quiet_pickle(tmp_path):
+    lsa = TfidfLSA(n_components=2, random_state=0).fit(["aa bb cc", "bb cc dd", "dd ee aa"])
+    lsa.singular_values_ = lsa.singular_values_[:1]  # breaks its own schema
+    with pytest.raises(ValueError, match="does not load back: .*singular_values_"):
+        save_pipeline(lsa, tmp_path / "lsa.skops")
+
+
+def test_saved_files_follow_the_umask(tmp_path):
+    import os
+
+    pipe = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(["aa bb", "cc dd"], [0, 1])
+    old = os.umask(0o027)
+    try:
+        save_pipeline(pipe, tmp_path / "best.skops")
+        save_pipeline(pipe, tmp_path / "best.joblib", format="joblib")
+    finally:
+        os.umask(old)
+    assert oct((tmp_path / "best.skops").stat().st_mode & 0o777) == oct(0o640)
+    assert oct((tmp_path / "best.joblib").stat().st_mode & 0o777) == oct(0o640)
+
+
+def test_the_size_measured_is_the_size_written_and_vocabularies_are_compressed(bbc, tmp_path):
+    import zipfile
+
+    import skops.io as sio
+
+    from skembed.model_selection._persistence import saved_size_bytes
+
+    texts, labels = bbc
+    pipe = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(texts, labels)
+    assert save_pipeline(pipe, tmp_path / "best.skops") == "skops"
+    written = (tmp_path / "best.skops").stat().st_size
+    # equal to a few bytes: skops' schema.json records object ids, which deflate differently
+    assert abs(saved_size_bytes(pipe) - written) <= written / 1000
+    sio.dump(pipe, tmp_path / "plain.skops")  # skops' default: members stored as they are
+    plain = (tmp_path / "plain.skops").stat().st_size
+    assert written < plain / 3, (written, plain)
+    with zipfile.ZipFile(tmp_path / "best.skops") as archive:
+        info = archive.getinfo("schema.json")
+    assert info.compress_type == zipfile.ZIP_DEFLATED and info.compress_size < info.file_size / 3
+    np.testing.assert_array_equal(
+        load_pipeline(tmp_path / "best.skops").predict_proba(texts[:20]),
+        pipe.predict_proba(texts[:20]),
+    )

@@ -32,3 +32,27 @@ def test_bad_parameters_raise_clear_errors():
         OneHotEmbedder(handle_unknown="zeros").fit([["a"]])
     with pytest.raises(ValueError, match="features"):
         ScalerEmbedder().fit([[1.0, 2.0], [2.0, 3.0]]).transform([[1.0]])
+
+
+def test_a_one_hot_layout_from_a_file_is_rebuilt_and_its_drops_checked(tmp_path):
+    # scikit-learn densifies a CSR matrix of the stored widths: widths cut to 0 made it
+    # write past the array (a corrupted heap); they are derived, so rebuilt on load
+    import numpy as np
+    import pytest
+
+    sio = pytest.importorskip("skops.io")
+    from skembed.model_selection import load_pipeline
+    from skembed.preprocessing import OneHotEmbedder
+
+    X = [["red", "S"], ["blue", "M"], ["red", "M"], ["green", "L"]]
+    genuine = OneHotEmbedder().fit(X)
+    crafted = OneHotEmbedder().fit(X)
+    crafted.encoder_._n_features_outs = [0, 0]
+    sio.dump(crafted, tmp_path / "widths.skops")
+    loaded = load_pipeline(tmp_path / "widths.skops")
+    np.testing.assert_array_equal(loaded.transform(X), genuine.transform(X))
+    dropped = OneHotEmbedder(drop="first").fit(X)
+    dropped.encoder_.drop_idx_ = np.array([7, 0], dtype=object)
+    sio.dump(dropped, tmp_path / "drop.skops")
+    with pytest.raises(ValueError, match=r"encoder_ drop_idx_\[0\] is 7, not one of its 3"):
+        load_pipeline(tmp_path / "drop.skops")

@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skembed.tabular import AutoencoderEmbedder
+from skembed.tabular import AutoencoderEmbedder, TabularPreprocessor
 
 NUMS = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
 
@@ -109,3 +110,33 @@ def test_inverse_transform_gives_labels_back(fitted_ae, penguins_split):
         back["flipper_length_mm"].to_numpy()[ok], test["flipper_length_mm"].to_numpy()[ok]
     )[0, 1]
     assert corr > 0.9
+
+
+@parametrize_with_checks([TabularPreprocessor()])
+def test_sklearn_compatible(estimator, check):
+    # no expected failure: NaN is a missing value (allow_nan), strings are categories
+    # (string, categorical tags), and the output dtype is the dtype parameter (preserves none)
+    check(estimator)
+
+
+def test_bad_tables_get_scikit_learns_messages():
+    import scipy.sparse as sp
+
+    X = np.array([[1.0, 2.0], [3.0, np.nan], [5.0, 6.0]])
+    pre = TabularPreprocessor().fit(X)
+    assert pre.n_features_in_ == 2
+    with pytest.raises(
+        ValueError, match="X has 3 features, but TabularPreprocessor is expecting 2"
+    ):
+        pre.transform(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="Reshape your data"):
+        TabularPreprocessor().fit(X[:, 0])
+    with pytest.raises(TypeError, match="[Ss]parse"):
+        TabularPreprocessor().fit(sp.csr_matrix(np.nan_to_num(X)))
+    with pytest.raises(ValueError, match="0 sample"):
+        TabularPreprocessor().fit(X[:0])
+    with pytest.raises(ValueError, match="infinity"):
+        TabularPreprocessor().fit(np.where(np.isnan(X), np.inf, X))
+    mixed = np.array([[1.0, "a"], [np.inf, "b"]], dtype=object)
+    with pytest.raises(ValueError, match="holds infinity"):
+        TabularPreprocessor().fit(mixed)

@@ -9,7 +9,16 @@ import textwrap
 import numpy as np
 import pytest
 
-from skembed.utils._schema import Array, Ids, Instance, Number, Vectors, check_state
+from skembed.utils._schema import (
+    Array,
+    Ids,
+    Instance,
+    Number,
+    Same,
+    Vectors,
+    check_ids,
+    check_state,
+)
 from skembed.utils.discovery import all_estimators
 
 # a crafted Doc2Vec file, loaded and used in a fresh process (a segfault must fail the test,
@@ -115,7 +124,10 @@ def test_a_consistent_state_passes():
         ({"table_": np.zeros(6, np.float32)}, "table_ has 1 dimensions, not 2"),
         ({"table_": "abc"}, "table_ is a str, not a numpy array"),
         ({"out_": np.zeros((3, 4), np.float32)}, "out_ has shape .* where vocabulary_ implies 2"),
-        ({"bucket_ids_": np.array([0, 5], np.int32)}, "bucket_ids_ holds id 5, not below n_buckets=5"),
+        (
+            {"bucket_ids_": np.array([0, 5], np.int32)},
+            "bucket_ids_ holds id 5, not below n_buckets=5",
+        ),
         ({"pad_": 3}, "pad_ is 3, not below V=3"),
         ({"pad_": 1.5}, "pad_ is 1.5, not an integer"),
         ({"tag_": 1}, "tag_ is a int, not a str"),
@@ -154,3 +166,89 @@ def test_every_estimator_declares_a_schema():
         if not state_schema(cls.__new__(cls)) or "__setstate__" not in dir(cls)
     ]
     assert not missing, f"{missing} declare no _state_schema (skembed/utils/_schema.py)"
+
+
+class _Nested:
+    pass
+
+
+class _Holder:
+    _state_schema = {
+        "vocabulary_": Ids("V"),
+        "table_": Vectors("V", "D", only_when=("dm",)),
+        "inner_.vocabulary_": Same("vocabulary_"),
+        "inner_.weights_": Array("f", ("V",), low=0),
+        "width": Number(size="D"),
+    }
+
+
+def _holder(dm=0, **change):
+    from skembed import KeyedVectors
+
+    h, inner = _Holder(), _Nested()
+    h.dm, h.width = dm, 2
+    h.vocabulary_ = {"a": 0, "b": 1}
+    h.table_ = KeyedVectors(np.ones((2, 2), np.float32), ["a", "b"]) if dm else None
+    inner.vocabulary_, inner.weights_ = {"a": 0, "b": 1}, np.array([1.0, 2.0])
+    h.inner_ = inner
+    for path, value in change.items():
+        obj, _, attr = path.rpartition("__")
+        setattr(inner if obj else h, attr, value)
+    return h
+
+
+@pytest.mark.parametrize(
+    ("dm", "change", "message"),
+    [
+        (
+            0,
+            {"inner___vocabulary_": {"a": 0, "b": 7}},
+            "inner_.vocabulary_ differs from vocabulary_",
+        ),
+        (0, {"inner___weights_": np.array([1.0, np.nan])}, "inner_.weights_ holds NaN"),
+        (0, {"inner___weights_": np.array([1.0, -2.0])}, r"inner_.weights_ holds -2.0, below 0"),
+        (1, {"width": 3}, "width has value 3 where table_ implies 2"),
+        (1, {"table_": None}, "table_ is missing, but dm=1 needs it"),
+    ],
+)
+def test_nested_copies_modes_and_hyperparameters_are_checked(dm, change, message):
+    check_state(_holder(dm))  # the genuine state passes
+    with pytest.raises(ValueError, match=message):
+        check_state(_holder(dm, **change))
+
+
+def test_a_table_the_mode_does_not_read_must_be_absent():
+    h = _holder(1)
+    h.dm = 0
+    with pytest.raises(ValueError, match="table_ is set although dm=0 does not use it"):
+        check_state(h)
+
+
+def test_check_ids_guards_a_table():
+    check_ids(np.array([0, 1, 2]), 3, "M", "vocabulary_")
+    with pytest.raises(ValueError, match="M: stored vocabulary_ gives id -1"):
+        check_ids(np.array([0, -1]), 3, "M", "vocabulary_")
+    with pytest.raises(ValueError, match="gives id 3, past the 3 rows"):
+        check_ids(np.array([3]), 3, "M", "vocabulary_")
+
+
+@pytest.mark.parametrize("param", ["vector_size", "epochs", "window"])
+def test_a_boolean_is_not_an_integer(param):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from skembed import Word2VecTransformer
+
+    est = Word2VecTransformer(min_count=1, **{param: True})
+    with pytest.raises(InvalidParameterError, match=f"'{param}' parameter .* got True"):
+        est.fit(["the cat sat", "the dog ran"])
+
+
+def test_hyperparameters_read_from_a_file_meet_the_constraints_of_init():
+    import pickle
+
+    from skembed import TfidfLSA
+
+    est = TfidfLSA(n_components=2, random_state=0).fit(["aa bb cc", "bb cc dd", "dd ee aa"])
+    est.algorithm = "magic"
+    with pytest.raises(ValueError, match="stored hyperparameter .*'algorithm' parameter"):
+        pickle.loads(pickle.dumps(est))

@@ -22,7 +22,7 @@ from ...utils._compute import (
     limit_threads,
     resolve_compute,
 )
-from ...utils._schema import Array, Ids, Instance, Number
+from ...utils._schema import Array, Ids, Instance, Number, Same, check_ids
 from ...utils._seeding import seed_from_random_state
 from .._analyzer import DEFAULT_TOKEN_PATTERN, vectorizer_kwargs
 from .._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin, oov_fraction
@@ -118,9 +118,9 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         In ``fit``: before reading ``X``, ``engine="sklearn"`` on a non-CPU
         device or an unavailable ``device``, an unknown ``weighting`` or
         ``stop_words`` (naming the options); then, if ``n_components`` is not
-        smaller than the vocabulary size, the vocabulary is empty, or
-        ``weighting="log_entropy"`` gets a single document (its entropy
-        normalisation ``ln(1)`` is 0).
+        smaller than the vocabulary size or larger than the number of
+        documents, the vocabulary is empty, or ``weighting="log_entropy"``
+        gets a single document (its entropy normalisation ``ln(1)`` is 0).
 
     See Also
     --------
@@ -162,6 +162,13 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         "explained_variance_": Array("f", ("K",), optional=True),
         "explained_variance_ratio_": Array("f", ("K",), optional=True),
         "_n_features_out": Number(size="K"),
+        # the copies transform reads: the vectorizer's ids and idf, the SVD's components
+        "vectorizer_.vocabulary_": Same("vocabulary_"),
+        # TF-IDF weighting only (log-entropy counts with a CountVectorizer)
+        "vectorizer_._tfidf.idf_": Array("f", ("F",), finite=True, optional=True),
+        "vectorizer_._tfidf.n_features_in_": Number(size="F", optional=True),
+        "svd_.components_": Same("components_", optional=True),  # svd_ is None with torch
+        "svd_.n_features_in_": Number(size="F", optional=True),
     }
     _parameter_constraints: dict = {
         **TEXT_PARAMETER_CONSTRAINTS,
@@ -227,6 +234,22 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         self.n_jobs = n_jobs
         self.dtype = dtype
 
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        weights = getattr(self, "global_weights_", None)
+        if "components_" in state and (weights is not None) != (self.weighting == "log_entropy"):
+            raise ValueError(
+                f"TfidfLSA state: global_weights_ is {'set' if weights is not None else 'None'} "
+                f"but weighting={self.weighting!r}; the file is damaged or was edited: refit."
+            )
+        # the vectorizer's settings derive from this estimator's: rebuilt, never read from a file
+        if getattr(self, "vectorizer_", None) is not None:
+            self.vectorizer_.set_params(**self._make_vectorizer().get_params())
+        if hasattr(getattr(self, "vectorizer_", None), "_tfidf"):  # TF-IDF weighting only
+            self.vectorizer_._tfidf.set_params(
+                norm=self.norm, use_idf=True, smooth_idf=True, sublinear_tf=self.sublinear_tf
+            )
+
     def _make_vectorizer(self):
         common = dict(
             min_df=self.min_df,
@@ -254,6 +277,7 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
     def _weigh(self, documents):
         """The weighted term-document matrix (CSR) of ``documents`` with the fitted vocabulary."""
         counts = self.vectorizer_.transform(documents)
+        check_ids(counts.indices, self.components_.shape[1], "TfidfLSA", "vocabulary_")
         if self.global_weights_ is None:
             return counts
         return log_entropy(counts, self.global_weights_, self.norm)
@@ -321,11 +345,14 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         token_lists = [tuple(analyzer(doc)) for doc in documents]
         with limit_threads(self.n_jobs):
             tfidf = self._fit_weights(token_lists)
-            n_terms = tfidf.shape[1]
-            if self.n_components >= n_terms:
+            n_docs, n_terms = tfidf.shape
+            if self.n_components >= n_terms or self.n_components > n_docs:
+                # the SVD has at most n_docs components: more would leave feature names
+                # without columns
                 raise ValueError(
                     f"n_components={self.n_components} must be smaller than the vocabulary size "
-                    f"({n_terms} terms); use a smaller n_components or a larger corpus."
+                    f"({n_terms} terms) and at most the number of documents ({n_docs}); use a "
+                    "smaller n_components or a larger corpus."
                 )
             if use_torch:
                 seed = seed_from_random_state(self.random_state)

@@ -491,6 +491,12 @@ class EncoderMixin:
         except StoredWeightsError:  # damaged or crafted stored weights: refused, not retried
             raise
         except Exception as exc:  # noqa: BLE001 - reported, retried at transform
+            if stored is not None and not isinstance(exc, (ImportError, OSError)):
+                # weights from the file that do not build a model: refused too
+                raise StoredWeightsError(
+                    f"{type(self).__name__}: the stored weights (_stored_weights) do not build "
+                    f"a model ({type(exc).__name__}: {exc}); the file is damaged or crafted."
+                ) from None
             warnings.warn(
                 f"{type(self).__name__} could not reload its model after unpickling ({exc}); "
                 "transform will retry and raise if it still fails.",

@@ -32,7 +32,7 @@ from ._loading import (
 )
 from ._pairs import sample_pairs
 from ._runner import load_runner
-from ._weights import encoder_data, rebuild_from_weights, weights_digest
+from ._weights import StoredWeightsError, encoder_data, rebuild_from_weights, weights_digest
 
 __all__ = ["SetFitEmbedder"]
 
@@ -518,10 +518,10 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
         if stored is not None:
             self._tuned = rebuild_from_weights(stored, None, "float32", device, None)
         tuned = self.__dict__.get("_tuned")
-        if tuned is None:
-            raise RuntimeError(
-                f"{type(self).__name__} has no tuned weights to load (unpickled from a damaged "
-                "state); fit it again."
+        if tuned is None:  # the stored weights are its only source: refused, not retried
+            raise StoredWeightsError(
+                f"{type(self).__name__}: stored _stored_weights are missing, so there are no "
+                "tuned weights to load; the file is damaged: fit it again."
             )
         encoder = tuned
         plain = self.torch_dtype == "float32" and (self.quantize is None or self.backend != "torch")

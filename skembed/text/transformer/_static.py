@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 from ...base import WeightSnapshotMixin
 from ...keyedvectors import KeyedVectors
 from ...utils._compute import COMPUTE_PARAMETER_CONSTRAINTS
-from ...utils._schema import Instance, Number, Vectors
+from ...utils._schema import Instance, Number, Vectors, check_ids
 from ...utils._state import restore_on_failure
 from ...utils._targets import check_target, fit_cross_fitted
 from .._base import TEXT_PARAMETER_CONSTRAINTS, ModelTokenizedMixin
@@ -548,10 +548,10 @@ class StaticEmbedder(
         check_is_fitted(self, "wv_")
         texts = self._texts(self._check_documents(X))
         ids, indptr = self._token_ids(texts)
-        n = np.diff(indptr)
+        rows, n = len(self.wv_), np.diff(indptr)
+        check_ids(ids, rows, "StaticEmbedder", "tokenizer_")  # csr_matrix trusts its indices
         counts = sp.csr_matrix(
-            (np.ones(len(ids), dtype=np.float32), ids, indptr),
-            shape=(len(texts), len(self.wv_)),
+            (np.ones(len(ids), np.float32), ids, indptr), shape=(len(texts), rows)
         )
         out = np.asarray(counts @ self.wv_.vectors, dtype=np.float32)
         out /= np.maximum(n, 1)[:, None]

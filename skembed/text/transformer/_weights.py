@@ -231,6 +231,9 @@ def _build_stored_model(config, weights, auto_model, torch):
         )
     except ValueError as exc:
         raise StoredWeightsError(str(exc)) from None
+    for key, value in config.to_dict().items():  # an epsilon or a dropout of NaN: NaN vectors
+        if isinstance(value, float) and not np.isfinite(value):
+            raise fail(f"the stored config's {key} is {value}, not finite")
 
     try:
         with torch.device("meta"):
@@ -254,7 +257,10 @@ def _build_stored_model(config, weights, auto_model, torch):
             )
         if (value.dtype.kind == "f") != ref.is_floating_point():
             raise fail(f"the stored weight {name!r} has dtype {value.dtype}, expected {ref.dtype}")
-        state[name] = torch.from_numpy(np.ascontiguousarray(value)).to(ref.dtype)
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            raise fail(f"the stored weight {name!r} holds NaN or infinite values")
+        native = value.dtype.newbyteorder("=")  # torch reads native byte order only
+        state[name] = torch.from_numpy(np.ascontiguousarray(value, dtype=native)).to(ref.dtype)
     missing = sorted(params - set(state))
     if missing:
         raise fail(f"stored weights do not match the model: missing {missing[:5]}")

@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 from ...exceptions import diverged
 from ...keyedvectors import KeyedVectors
 from ...utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, limit_threads, resolve_compute
-from ...utils._schema import Array, Ids, Number, Vectors
+from ...utils._schema import Array, Ids, Number, Vectors, check_ids
 from ...utils._seeding import seed_from_random_state
 from ...utils._state import restore_on_failure
 from .._analyzer import DEFAULT_TOKEN_PATTERN, encode, iter_tokens
@@ -37,6 +37,9 @@ from ._engines import KERNEL_LOCK, DbowEngine, Doc2VecEngine
 from ._family import FAMILY_PARAMETER_CONSTRAINTS, Word2VecFamilyMixin
 from ._training import MAX_WINDOW, effective_window
 from ._training import SYNC_TOKENS as WORD_SYNC_TOKENS  # the shortest phase of PV-DM
+
+#: the most passes inference may make over a document (``infer_epochs``, else ``epochs``)
+MAX_INFER_EPOCHS = 10_000
 
 __all__ = ["Doc2VecTransformer"]
 
@@ -129,7 +132,8 @@ class Doc2VecTransformer(
         Passes over the corpus (gensim's Doc2Vec default).
     infer_epochs : int or None, default=None
         Passes over each document in ``transform``; ``None``: ``epochs``
-        (gensim's ``infer_vector`` default).
+        (gensim's ``infer_vector`` default). Both are at most 10,000 here:
+        inference runs at every ``transform``, so a stored value cannot stall it.
     infer_alpha : float or None, default=None
         Learning rate of the first inference pass, decayed linearly per pass
         to ``min_alpha``; ``None``: ``alpha``.
@@ -299,7 +303,9 @@ class Doc2VecTransformer(
         "dm": [Interval(Integral, 0, 1, closed="both")],
         "dbow_words": [Interval(Integral, 0, 1, closed="both")],
         "shared_negatives": ["boolean"],
-        "infer_epochs": [Interval(Integral, 1, None, closed="left"), None],
+        # inference runs at every transform: its passes are bounded (a file cannot hang it)
+        "epochs": [Interval(Integral, 1, MAX_INFER_EPOCHS, closed="both")],
+        "infer_epochs": [Interval(Integral, 1, MAX_INFER_EPOCHS, closed="both"), None],
         "infer_alpha": [Interval(Real, 0, None, closed="neither"), None],
     }
     _decaying_rates = ("alpha", "infer_alpha")
@@ -308,7 +314,7 @@ class Doc2VecTransformer(
         "vocabulary_": Ids("V"),
         "word_counts_": Array("iu", ("V",), low=0),
         "dv_": Vectors(None, "D"),
-        "wv_": Vectors("V", "D", optional=True),
+        "wv_": Vectors("V", "D", only_when=("dm", "dbow_words")),
         "window_": Number(low=1, below=MAX_WINDOW + 1),
         "infer_seed_": Number(low=0),
         "_n_features_out": Number(size="D"),
@@ -556,6 +562,7 @@ class Doc2VecTransformer(
         check_is_fitted(self, "dv_")
         documents = self._check_documents(X, allow_iterable=True)
         ids, offsets, _ = encode(iter_tokens(documents, self._analyzer()), self.vocabulary_)
+        check_ids(ids, len(self.word_counts_), "Doc2VecTransformer", "vocabulary_")
         empty_model = np.zeros((0, self.vector_size), np.float32)
         syn0 = self.wv_.vectors if self.wv_ is not None else empty_model
         alpha = self.alpha if self.infer_alpha is None else self.infer_alpha

@@ -32,7 +32,7 @@ from sklearn.utils._param_validation import Interval
 
 from ...kernels import MAX_DETERMINISTIC_PARTS
 from ...utils._compute import THREAD_PARAMETER_CONSTRAINTS, limit_threads
-from ...utils._schema import Array
+from ...utils._schema import Array, Number
 from ._engines import NumbaEngine, SgnsEngine, TorchEngine
 from ._training import (
     MAX_WINDOW,
@@ -41,6 +41,9 @@ from ._training import (
     kernel_config,
     train_epochs,
 )
+
+#: the most noise words per word (``negative``); gensim's guidance is 5-20
+MAX_NEGATIVE = 1000
 
 __all__ = ["FAMILY_PARAMETER_CONSTRAINTS", "Word2VecFamilyMixin"]
 
@@ -52,7 +55,8 @@ FAMILY_PARAMETER_CONSTRAINTS = {
     "min_count": [Interval(Integral, 1, None, closed="left")],
     "max_vocab_size": [Interval(Integral, 1, None, closed="left"), None],
     "hs": [Interval(Integral, 0, 1, closed="both")],
-    "negative": [Interval(Integral, 0, None, closed="left")],
+    # noise words drawn per word, also at inference: bounded so a stored value cannot hang it
+    "negative": [Interval(Integral, 0, MAX_NEGATIVE, closed="both")],
     "ns_exponent": [Interval(Real, None, None, closed="neither")],
     "sample": [Interval(Real, 0, None, closed="left")],
     "alpha": [Interval(Real, 0, None, closed="neither")],
@@ -81,6 +85,7 @@ class Word2VecFamilyMixin:
     _state_schema = {
         "syn1neg_": Array("float32", ("V", "D"), finite=True, optional="negative"),
         "syn1_": Array("float32", ("V-1", "D"), finite=True, optional="hs"),
+        "vector_size": Number(low=1, size="D"),
     }
     #: the class of the numba engine (Doc2Vec: :class:`~skembed.text.word2vec._engines.Doc2VecEngine`)
     _numba_engine = NumbaEngine

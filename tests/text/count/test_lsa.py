@@ -229,3 +229,16 @@ def test_default_weighting_ranks_same_topic_neighbours_better_on_bbc(bbc_news):
     old = TfidfLSA(weighting="tfidf", stop_words=None, random_state=0).fit_transform(texts)
     assert new > 0.5
     assert new > _neighbour_map(old, labels) + 0.05
+
+
+def test_more_components_than_documents_is_refused_not_silently_cut():
+    # the SVD of 20 documents has 20 components: 50 gave 20 columns and 50 feature names
+    rng = np.random.RandomState(0)
+    words = [f"w{i}" for i in range(148)]
+    docs = [" ".join(rng.choice(words, 30)) for _ in range(20)]
+    with pytest.raises(
+        ValueError, match=r"n_components=50 .* at most the number of documents \(20\)"
+    ):
+        TfidfLSA(n_components=50, random_state=0).fit(docs)
+    est = TfidfLSA(n_components=20, random_state=0).fit(docs)
+    assert est.transform(docs).shape == (20, 20) and len(est.get_feature_names_out()) == 20

@@ -489,8 +489,10 @@ def run_compare(args, argv=None):
         name, pipeline = next(iter(best.items()))
         try:
             fmt = ms.save_pipeline(pipeline, args.save_best)
-        except OSError as exc:
-            failures.append(f"could not write {args.save_best}: {exc.strerror or exc}")
+        except (OSError, ValueError) as exc:  # ValueError: the written file did not load back
+            failures.append(
+                f"could not write {args.save_best}: {getattr(exc, 'strerror', None) or exc}"
+            )
         else:
             load = f"load_pipeline({args.save_best!r}" + (
                 ", allow_pickle=True)" if fmt == "joblib" else ")"

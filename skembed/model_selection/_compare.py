@@ -660,7 +660,7 @@ def compare_embedders(
         ``n_features_out``, ``fit_peak_memory_mb`` (the largest rise of the
         process's resident memory during one fold's embedder fit; Linux, NaN
         elsewhere), ``pipeline_size_mb`` (the first fold's fitted embedder
-        and downstream model, pickled), ``sparse_output``,
+        and downstream model, as many bytes as ``save_pipeline`` writes), ``sparse_output``,
         ``mean_reconstruction_error`` (tabular embedders; NaN otherwise),
         ``text_only_score`` (a mixed table's row on its text columns alone,
         from the same fitted blocks, its best downstream value; NaN

@@ -182,17 +182,26 @@ def _weights_outside_bytes(est):
     return total
 
 
-def _size_mb(est, *objects):
-    """Size on disk of a fitted embedder and ``objects``, in MB (NaN if they cannot be pickled).
+def _size_mb(est, scaler, model):
+    """Size on disk of a fitted embedder with its downstream model, in MB (NaN if unknown).
 
-    Their pickle (protocol 5), plus the torch weights the embedder loads from
-    its model's files rather than its pickle (:func:`_weights_outside_bytes`):
-    a BERT row's size is the model it needs, not the few kilobytes that name it.
+    The bytes :func:`~skembed.model_selection.save_pipeline` writes for
+    ``Pipeline(embed, scale, model)`` (measured by writing it, so the column
+    is the size of the file ``--save-best`` writes), plus the torch weights
+    the embedder loads from its model's files rather than its file
+    (:func:`_weights_outside_bytes`): a BERT row's size is the model it
+    needs, not the few kilobytes that name it.
     """
-    pickled = _pickled_bytes((est, *objects))
-    if pickled is None:
+    from sklearn.pipeline import Pipeline
+
+    from ._persistence import saved_size_bytes
+
+    steps = [("embed", est), ("scale", "passthrough" if scaler is None else scaler)]
+    try:
+        written = saved_size_bytes(Pipeline([*steps, ("model", model)]))
+    except Exception:  # a pipeline that cannot be written has no size on disk to report
         return float("nan")
-    return (pickled + _weights_outside_bytes(est)) / _MB
+    return (written + _weights_outside_bytes(est)) / _MB
 
 
 def _reconstruction_error(embedder, X):

@@ -114,3 +114,20 @@ def test_size_counts_the_weights_a_bert_row_loads_from_its_model_files():
     stored.fit(["a b", "c d"])
     assert _size_mb(stored) == pytest.approx(_pickled_bytes((stored,)) / 2**20)
     assert _size_mb(stored) > 80
+
+
+def test_size_column_is_the_bytes_save_best_writes(tmp_path):
+    pytest.importorskip("skops")
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from skembed.model_selection import save_pipeline
+
+    # every fold sees the whole vocabulary, so a fold's pipeline and the refitted one match
+    docs = ["cheap loan bank money fund", "cat dog farm animal barn"] * 20
+    labels = ["money", "farm"] * 20
+    tfidf = {"tfidf": TfidfVectorizer()}
+    results, best = compare_embedders(docs, labels, tfidf, cv=2, return_best=True)
+    save_pipeline(best["tfidf"], tmp_path / "best.skops")
+    written = (tmp_path / "best.skops").stat().st_size / (1024 * 1024)
+    size = leaderboard(results)["pipeline_size_mb"].iloc[0]
+    assert size == pytest.approx(written, rel=0.05)

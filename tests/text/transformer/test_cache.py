@@ -367,6 +367,7 @@ def test_clear_caches_empties_every_process_cache(tmp_path):
     from skembed.text.transformer import _static_distil
     from skembed.utils._caches import clear_caches
 
+    clear_caches()  # the process's memory store is shared: earlier tests may have filled it
     memory, directory = get_cache("memory"), get_cache(tmp_path)
     memory.put_many(NS, ["a"], fake_embed(["a"]))
     directory.put_many(NS, ["b"], fake_embed(["b"]))

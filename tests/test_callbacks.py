@@ -32,7 +32,10 @@ def test_restore_best_weights_puts_back_the_best_epoch():
 def test_without_restore_the_last_weights_stay():
     est = StandInEstimator()
     run_epochs(
-        est, epoch_steps(est, [3.0, 1.0, 2.0, 2.5]), n_epochs=4, early_stopping=EarlyStopping(patience=2)
+        est,
+        epoch_steps(est, [3.0, 1.0, 2.0, 2.5]),
+        n_epochs=4,
+        early_stopping=EarlyStopping(patience=2),
     )
     assert est.weight == "weights of epoch 4"
 
@@ -54,7 +57,10 @@ def test_monitor_missing_from_records_is_an_error():
     est = StandInEstimator()
     with pytest.raises(ValueError, match=r"monitors 'valid_loss'.*\['epoch', 'loss', 'seconds'\]"):
         run_epochs(
-            est, epoch_steps(est, [1.0]), n_epochs=1, callbacks=[EarlyStopping(monitor="valid_loss")]
+            est,
+            epoch_steps(est, [1.0]),
+            n_epochs=1,
+            callbacks=[EarlyStopping(monitor="valid_loss")],
         )
 
 

@@ -107,7 +107,7 @@ def test_cli_compare_on_the_cluster(client, tmp_path, capsys):
     from skembed.cli import main
 
     main(
-        ["compare", "--embedders", "lsa", "--limit", "120", "--cv", "2", "--verbose", "0"]
+        ["compare", "--embedders", "lsa", "--limit", "400", "--cv", "2", "--verbose", "0"]
         + ["--scheduler", client.scheduler.address, "--output-dir", str(tmp_path)]
     )
     board = pd.read_csv(tmp_path / "leaderboard.csv")

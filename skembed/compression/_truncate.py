@@ -86,9 +86,9 @@ class EmbeddingTruncator(
         "pca_": Instance(PCA, optional=True),
         "n_features_in_": Number(low=1, size="D"),
         # what PCA.transform reads (when method="pca"): finite, as wide as the input
-        "pca_.n_features_in_": Number(size="D"),
-        "pca_.mean_": Array("f", ("D",), finite=True),
-        "pca_.components_": Array("f", (None, "D"), finite=True),
+        "pca_.n_features_in_": Number(size="D", optional=True),
+        "pca_.mean_": Array("f", ("D",), finite=True, optional=True),
+        "pca_.components_": Array("f", (None, "D"), finite=True, optional=True),
     }
     _parameter_constraints: dict = {
         "truncate_dim": [Interval(Integral, 1, None, closed="left")],

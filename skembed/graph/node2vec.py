@@ -157,7 +157,7 @@ class Node2VecTransformer(
     }
 
     _state_schema = {
-        "nodes_": Instance(np.ndarray, rows="N"),
+        "nodes_": Instance(np.ndarray, rows="N", ndim=1),
         "vectors_": Array("f", ("N", "D"), finite=True),
         "wv_": Vectors("N", "D"),
         "n_walks_": Number(low=0),

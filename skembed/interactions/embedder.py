@@ -159,8 +159,8 @@ class InteractionEmbedder(
     }
 
     _state_schema = {
-        "users_": Instance(np.ndarray, rows="U"),
-        "items_": Instance(np.ndarray, rows="I"),
+        "users_": Instance(np.ndarray, rows="U", ndim=1),
+        "items_": Instance(np.ndarray, rows="I", ndim=1),
         "user_vectors_": Array("f", ("U", "D"), finite=True),
         "item_vectors_": Array("f", ("I", "D"), finite=True),
         "item_input_vectors_": Array("f", ("I", "D"), finite=True, optional=True),

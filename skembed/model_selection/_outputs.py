@@ -49,7 +49,9 @@ def pareto_png(results, title=""):
     One point per embedder (its best candidate): held-out rows per second
     without cache on a log x axis, the cross-validated score on the y axis;
     the rows no other row beats on both (:func:`pareto_front`) are joined by
-    a step line and labelled in bold. ``None`` without matplotlib.
+    a step line and labelled in bold. ``None`` without matplotlib, or when no
+    row has both a score and a speed (every fold fit failed): there is
+    nothing to place on a log axis.
     """
     try:
         import matplotlib
@@ -57,6 +59,9 @@ def pareto_png(results, title=""):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        return None
+    board = leaderboard(results).dropna(subset=["mean_test_score", "transform_rows_per_s"])
+    if not (board["transform_rows_per_s"] > 0).any():
         return None
     with plt.rc_context({"text.parse_math": False, "text.usetex": False}):
         return _pareto_chart(plt, results, title)

@@ -88,11 +88,12 @@ class Instance(_Rule):
     """An instance of one of ``types`` (classes, or ``"module.Name"`` strings); ``rows``: a
     symbol its size must bind or equal, or with ``at_most`` not exceed (``get_vocab_size()``
     of a tokenizer, else ``len``); a tokenizer's largest id must also be below ``rows``.
-    A nested scikit-learn estimator's hyperparameters pass its own constraints."""
+    A nested scikit-learn estimator's hyperparameters pass its own constraints; ``ndim``: the
+    axes an array of any dtype (ids of any type) must have."""
 
-    def __init__(self, *types, rows=None, at_most=False, optional=False):
+    def __init__(self, *types, rows=None, at_most=False, ndim=None, optional=False):
         super().__init__(optional=optional)
-        self.types, self.rows, self.at_most = types, rows, at_most
+        self.types, self.rows, self.at_most, self.ndim = types, rows, at_most, ndim
 
 
 class Number(_Rule):
@@ -298,6 +299,8 @@ def _check_instance(owner, attr, value, rule, dims):
         raise _refuse(owner, attr, f"is a {type(value).__name__}, not a {names}")
     if hasattr(value, "_validate_params") and hasattr(value, "get_params"):
         check_params(value, owner=f"{owner}: stored {attr}")
+    if rule.ndim is not None and getattr(value, "ndim", rule.ndim) != rule.ndim:
+        raise _refuse(owner, attr, f"has {value.ndim} axes, not {rule.ndim}")
     if rule.rows is None:
         return
     size = getattr(value, "get_vocab_size", None)

@@ -157,3 +157,18 @@ def test_html_report_shows_the_pareto_chart_in_headless_chromium(tmp_path):
     # joins two); a page whose image did not render has none.
     orange = int(np.sum((r > 0.9) & (g > 0.35) & (g < 0.65) & (b < 0.25)))
     assert orange > 80, orange
+
+
+def test_a_leaderboard_whose_rows_all_failed_still_writes_its_files(tmp_path):
+    from skembed import TfidfLSA
+    from skembed.model_selection import compare_embedders
+    from skembed.model_selection._outputs import pareto_png, write_outputs
+
+    docs = ["cheap loan bank", "bank money loan", "cat dog farm", "farm animal dog"] * 3
+    labels = ["money", "money", "farm", "farm"] * 3
+    too_wide = {"lsa": TfidfLSA(n_components=50)}  # wider than the vocabulary: every fold fails
+    with pytest.warns(UserWarning, match="failed on fold"):
+        results = compare_embedders(docs, labels, too_wide, cv=2)
+    assert pareto_png(results) is None  # nothing to place on a log axis
+    paths, failures = write_outputs(results, tmp_path)
+    assert failures == [] and any(p.endswith("leaderboard.html") for p in paths)

@@ -95,10 +95,13 @@ def test_ablation_text_alone_equals_the_text_column_compared_alone():
 
 
 def test_size_counts_the_weights_a_bert_row_loads_from_its_model_files():
-    """A fitted BERT pickles its model's path, not the weights: the size column adds them."""
+    """A fitted BERT's file names its model's path, not the weights: the size column adds them."""
+    pytest.importorskip("skops")
     from _helpers import minilm_dir
+    from sklearn.pipeline import Pipeline
 
-    from skembed.model_selection._runner import _pickled_bytes, _size_mb
+    from skembed.model_selection._persistence import saved_size_bytes
+    from skembed.model_selection._runner import _size_mb
     from skembed.text import BertPooledEmbedder
 
     bert = BertPooledEmbedder(model=str(minilm_dir()), device="cpu").fit(["a b", "c d"])
@@ -106,14 +109,18 @@ def test_size_counts_the_weights_a_bert_row_loads_from_its_model_files():
         t.numel() * t.element_size() for t in (*bert.model_.parameters(), *bert.model_.buffers())
     )
     assert weights > 80 * 2**20  # all-MiniLM-L6-v2: 22.7 M float32 parameters
-    pickled = _pickled_bytes((bert,))
-    assert pickled < 2**20  # the path and the settings only
-    assert _size_mb(bert) == pytest.approx((pickled + weights) / 2**20)
-    # with its weights in the pickle, nothing is added: they are counted once
+
+    def written(est):
+        steps = [("embed", est), ("scale", "passthrough"), ("model", None)]
+        return saved_size_bytes(Pipeline(steps))
+
+    assert written(bert) < 2**20  # the path and the settings only
+    assert _size_mb(bert, None, None) == pytest.approx((written(bert) + weights) / 2**20)
+    # with its weights in the file, nothing is added: they are counted once
     stored = BertPooledEmbedder(model=str(minilm_dir()), device="cpu", store_weights=True)
     stored.fit(["a b", "c d"])
-    assert _size_mb(stored) == pytest.approx(_pickled_bytes((stored,)) / 2**20)
-    assert _size_mb(stored) > 80
+    assert _size_mb(stored, None, None) == pytest.approx(written(stored) / 2**20)
+    assert _size_mb(stored, None, None) > 40  # compressed float32 weights
 
 
 def test_size_column_is_the_bytes_save_best_writes(tmp_path):

@@ -82,5 +82,3 @@ def _explode_at(epoch):
             raise Boom
 
     return callback
-
-

@@ -29,5 +29,3 @@ def test_device_parameter_is_checked_before_fit_works(name):
 
 
 # ----------------------------------------------------------------------------- discovery
-
-

@@ -304,7 +304,6 @@ class Doc2VecTransformer(
         "dbow_words": [Interval(Integral, 0, 1, closed="both")],
         "shared_negatives": ["boolean"],
         # inference runs at every transform: its passes are bounded (a file cannot hang it)
-        "epochs": [Interval(Integral, 1, MAX_INFER_EPOCHS, closed="both")],
         "infer_epochs": [Interval(Integral, 1, MAX_INFER_EPOCHS, closed="both"), None],
         "infer_alpha": [Interval(Real, 0, None, closed="neither"), None],
     }

@@ -45,6 +45,9 @@ from ._training import (
 #: the most noise words per word (``negative``); gensim's guidance is 5-20
 MAX_NEGATIVE = 1000
 
+#: most epochs a fit (or a Doc2Vec inference) may run
+MAX_EPOCHS = 10_000
+
 __all__ = ["FAMILY_PARAMETER_CONSTRAINTS", "Word2VecFamilyMixin"]
 
 #: the parameter rules Word2Vec, FastText and Doc2Vec share (``n_jobs`` and ``random_state``
@@ -61,7 +64,8 @@ FAMILY_PARAMETER_CONSTRAINTS = {
     "sample": [Interval(Real, 0, None, closed="left")],
     "alpha": [Interval(Real, 0, None, closed="neither")],
     "min_alpha": [Interval(Real, 0, None, closed="left")],
-    "epochs": [Interval(Integral, 1, None, closed="left")],
+    # bounded so that a stored value cannot make a fit or an inference run for days
+    "epochs": [Interval(Integral, 1, MAX_EPOCHS, closed="both")],
     **THREAD_PARAMETER_CONSTRAINTS,
     "n_parts": [Interval(Integral, 1, MAX_DETERMINISTIC_PARTS, closed="both")],
     "callbacks": [list, tuple, None],

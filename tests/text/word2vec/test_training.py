@@ -157,7 +157,9 @@ def test_a_finite_exploding_loss_is_divergence_too(monkeypatch, chunk_loss):
 
     monkeypatch.setattr(_engines.NumbaEngine, "train_chunk", exploding)
     assert 5e3 > MAX_EXAMPLE_LOSS
-    with pytest.raises(TrainingDivergedError, match="diverged: the loss is (nan|5000.0) at epoch 1"):
+    with pytest.raises(
+        TrainingDivergedError, match="diverged: the loss is (nan|5000.0) at epoch 1"
+    ):
         Word2VecTransformer(vector_size=8, min_count=1, epochs=2, n_jobs=1).fit(DOCS)
     healthy = Word2VecTransformer(vector_size=8, min_count=1, epochs=2, n_jobs=1, random_state=0)
     monkeypatch.setattr(_engines.NumbaEngine, "train_chunk", real)

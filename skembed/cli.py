@@ -339,7 +339,7 @@ def _check_args(args):
         try:
             resolve_device(args.device)
         except ValueError as exc:
-            raise UsageError(f"--device: {_cli_words(str(exc))}") from None
+            raise UsageError(_cli_words(str(exc))) from None
     if args.budget is not None:
         try:
             ms.parse_budget(args.budget)

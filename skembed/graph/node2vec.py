@@ -64,10 +64,11 @@ class Node2VecTransformer(
     negative : int, default=5
         Negative samples per positive pair.
     sample : float, default=0.0
-        word2vec's subsampling threshold of frequent nodes (0: none, as the paper).
+        Subsampling threshold of frequent nodes, as word2vec's (0: none, as the paper).
     alpha : float, default=0.025
         Initial learning rate, decayed linearly to ``min_alpha``.
     min_alpha : float, default=1e-4
+        Final learning rate of the linear decay.
     epochs : int, default=5
         Passes of skip-gram over the walks (the paper trains one; small graphs need more).
     edge_operator : {"hadamard", "average", "l1", "l2"}, default="hadamard"
@@ -84,6 +85,7 @@ class Node2VecTransformer(
     n_jobs : int or None, default=None
         Threads of the walks and of training; the vectors do not depend on it.
     verbose : int, default=0
+        0: silent; 1: a progress bar over the training epochs.
 
     Attributes
     ----------
@@ -264,6 +266,7 @@ class Node2VecTransformer(
         Returns
         -------
         self : Node2VecTransformer
+            The fitted estimator.
         """
         resolve_compute(self, cpu_engine="numba", torch_engines=("torch", "torch-batched"))
         graph = check_graph(X, directed=self.directed)

@@ -56,18 +56,19 @@ class InteractionEmbedder(
     cg_steps : int, default=3
         ALS: conjugate-gradient steps per vector and half-step (implicit's ``cg_steps``).
     window : int or None, default=50
-        item2vec: the most items before and after an item (in time order) that are its
+        For item2vec, the most items before and after an item (in time order) that are its
         context; None: the whole basket, the paper's set-as-window. Measured on MovieLens
         (baskets of up to ~2,000 films, ``benchmarks/bench_interactions.py``): the whole basket
         trains poorly (recall@10 0.007 after one epoch; the updates of thousands of contexts
         add up in skip-gram's deterministic blocks), a window of 50 gives 0.104.
     negative : int, default=5
-        item2vec: negative samples per positive pair.
+        For item2vec, negative samples per positive pair.
     sample : float, default=0.0
-        item2vec: word2vec's subsampling threshold of frequent items (0: none).
+        For item2vec, word2vec's subsampling threshold of frequent items (0: none).
     alpha : float, default=0.025
-        item2vec: initial learning rate, decayed linearly to ``min_alpha``.
+        For item2vec, the initial learning rate, decayed linearly to ``min_alpha``.
     min_alpha : float, default=1e-4
+        For item2vec, the final learning rate of the linear decay.
     embed : {"users", "items"}, default="users"
         What ``transform`` returns: user vectors or item vectors.
     handle_unknown : {"zeros", "nan", "error"}, default="zeros"
@@ -84,6 +85,7 @@ class InteractionEmbedder(
         Threads; with the numba engine the vectors do not depend on it (the torch engine's
         scatter-adds are not bit-reproducible on a GPU).
     verbose : int, default=0
+        0: silent; 1: progress bars of the training.
 
     Attributes
     ----------
@@ -230,6 +232,7 @@ class InteractionEmbedder(
         Returns
         -------
         self : InteractionEmbedder
+            The fitted estimator.
         """
         compute = resolve_compute(self, cpu_engine="numba")
         if self.method == "item2vec" and compute.engine != "numba":
@@ -308,6 +311,7 @@ class InteractionEmbedder(
         Returns
         -------
         vectors : numpy.ndarray of shape (n, vector_size), float32
+            One vector per queried user (or item); unknown ids per ``handle_unknown``.
         """
         check_is_fitted(self, "item_vectors_")
         query = check_query(X)

@@ -302,6 +302,16 @@ class EmbedderName(NamedTuple):
 def parse_embedder_name(name):
     """``"bert=PATH"`` -> ``EmbedderName("bert", "PATH")``; ``"lsa"`` -> ``EmbedderName("lsa")``.
 
+    Parameters
+    ----------
+    name : str
+        A name given to ``--embedders`` (or in ``compare_embedders``' list).
+
+    Returns
+    -------
+    parsed : EmbedderName
+        The registry key and, after ``=``, the model.
+
     Examples
     --------
     >>> from skembed.model_selection import parse_embedder_name

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 
 @dataclass(frozen=True)
@@ -273,7 +272,8 @@ def default_embedders(
     return {name: (est, grid) for name, (est, grid, _) in rows.items()}
 
 
-class EmbedderName(NamedTuple):
+@dataclass(frozen=True)
+class EmbedderName:
     """A name given to ``--embedders``: a key of :data:`EMBEDDERS`, with a model for some.
 
     ``"bert=PATH"`` (or ``static=``, ``setfit=``, ``static_supervised=``) names

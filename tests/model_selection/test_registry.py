@@ -49,7 +49,7 @@ def test_a_row_on_another_model_is_named_by_the_model(tmp_path):
     row = board.loc["tiny-encoder"]
     assert row["description"] == f"{model}/ (the bert row's method)"
     assert row["mean_test_score"] > 0.9
-    assert parse_embedder_name("lsa") == ("lsa", None)
+    assert (parse_embedder_name("lsa").key, parse_embedder_name("lsa").model) == ("lsa", None)
 
 
 def test_a_model_for_an_embedder_that_takes_none_is_refused():

@@ -312,12 +312,21 @@ def _text_only_score(outcomes):
     return max(float(np.mean([a[v] for a in alone])) for v in alone[0])
 
 
+class CandidateCommon(NamedTuple):
+    """What every record of one candidate shares: the downstream grid, its rate, text alone."""
+
+    key: str
+    values: list
+    rate: float
+    text_only: float
+
+
 def _candidate_records(name, description, params, outcomes, common):
     """One record (a ``cv_results_`` row) per downstream value of one candidate."""
     # the downstream parameters of a fold that did not fail (a failed fold has none)
     downstream = next(
         (list(o.per_value) for o in outcomes if o.per_value),
-        [((common["key"], v),) for v in common["values"]],
+        [((common.key, v),) for v in common.values],
     )
     recon = [o.recon for o in outcomes if o.recon is not None]
     records = []
@@ -334,13 +343,13 @@ def _candidate_records(name, description, params, outcomes, common):
             mean_embed_fit_time=float(np.mean([o.embed_s for o in outcomes])),
             mean_downstream_fit_time=float(np.mean([o.downstream_s for o in outcomes])),
             mean_score_time=float(np.mean([s.score for s in scores])),
-            transform_rows_per_s=float(common["rate"]),
+            transform_rows_per_s=float(common.rate),
             n_features_out=int(outcomes[-1].n_features_out),
             mean_reconstruction_error=float(np.mean(recon)) if recon else float("nan"),
             fit_peak_memory_mb=float(np.max([o.peak_mb for o in outcomes])),
             pipeline_size_mb=float(outcomes[0].size_mb),
             sparse_output=bool(outcomes[-1].sparse),
-            text_only_score=common["text_only"],
+            text_only_score=common.text_only,
         )
         records.append(rec)
     return records
@@ -351,7 +360,7 @@ def _row_records(name, row, tasks, outcomes, setting, roles):
     key, values = downstream_values(setting.task)
     records = []
     for params, folds in _by_candidate(tasks, outcomes):
-        common = dict(
+        common = CandidateCommon(
             key=key,
             values=values,
             rate=_transform_rate(row, params, folds, setting, roles),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,11 +43,13 @@ class SplitSpec:
         return SplitSpec(self.kind, self.column, values)
 
 
-class SplitColumn:
-    """A column taken out of a table to split by: its spec and the rows it keeps."""
+class SplitColumn(NamedTuple):
+    """A column taken out of a table to split by: the features, its spec, the rows it keeps."""
 
-    def __init__(self, frame, spec, keep, note):
-        self.frame, self.spec, self.keep, self.note = frame, spec, keep, note
+    frame: object
+    spec: SplitSpec
+    keep: np.ndarray
+    note: str | None
 
 
 def split_column(frame, *, time_column=None, group_column=None):

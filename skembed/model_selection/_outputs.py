@@ -108,6 +108,21 @@ def _pareto_chart(plt, results, title):
     return buf.getvalue()
 
 
+def _axis_start(values, task):
+    """Where the score axis starts: 0.1 below the lowest score, at most 0 for R² (which can be
+    negative: a row worse than predicting the mean must show its bar), at least 0 otherwise.
+
+    Examples
+    --------
+    >>> _axis_start([0.9, 0.95], "classification"), _axis_start([-0.3, 0.2], "regression")
+    (0.8, -0.4)
+    """
+    if not values:
+        return 0.0
+    lo = round(min(values) - 0.1, 6)
+    return min(lo, 0.0) if task == "regression" else max(lo, 0.0)
+
+
 def _bar_chart(plt, results, title):
     board = leaderboard(results).dropna(subset=["mean_test_score"])
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(board) + 1.8))
@@ -117,8 +132,7 @@ def _bar_chart(plt, results, title):
     ax.barh(names, means, xerr=stds, color="tab:blue", alpha=0.8)
     ref = results.attrs.get("reference") if reference_line(results) else None
     values = means + ([ref] if ref is not None else [])
-    lo = max(0.0, min(values) - 0.1) if values else 0.0
-    lo = min(lo, 0.0) if results.attrs.get("task") == "regression" else lo
+    lo = _axis_start(values, results.attrs.get("task"))
     ax.set_xlim(lo, 1.0)
     if ref is not None:
         label = (

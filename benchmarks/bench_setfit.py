@@ -14,6 +14,12 @@ seconds and transform documents/s (mean over folds); then optionally
   touching the rows the figures are reported on;
 * ``--curve 250,500,1000``: SetFitEmbedder's budget curve on the first fold:
   ``n_pairs`` -> accuracy -> fit minutes;
+* ``--budgets auto,full,800x2``: SetFitEmbedder's budgets side by side on the
+  first fold: ``auto`` (the defaults: ``n_pairs="auto"``,
+  ``train_max_length="auto"``), ``full`` (3,200 pairs at the full length, the
+  GPU budget), ``PAIRSxEPOCHS`` (at the full length); each with the pairs and
+  training length it resolved to, accuracy, ``fit_transform`` minutes and
+  their multiple of the frozen ``bert`` row's (run ``--rows bert`` with it);
 * ``--leakage``: held-out accuracy of a downstream model trained on plain
   ``fit_transform`` embeddings vs cross-fitted ones (``--leakage-cv``, default
   ``none,3``: ``cv=None`` and ``cv=3``), on the folds ``--run-folds`` or
@@ -40,6 +46,8 @@ Examples::
 
     python benchmarks/bench_setfit.py --dataset tweets --n 4000 --folds 5 --run-folds 1
     python benchmarks/bench_setfit.py --rows setfit --curve 250,500,1000 --run-folds 1
+    python benchmarks/bench_setfit.py --dataset bbc-short --train-size 800 --rows bert \
+        --budgets auto,full
     python benchmarks/bench_setfit.py --rows none --leakage --n 1600
     python benchmarks/bench_setfit.py --rows none --serving
     python benchmarks/bench_setfit.py --rows none --int8-accuracy
@@ -118,6 +126,8 @@ def load(args):
         from skembed.datasets import load_bbc_news
 
         X, y = load_bbc_news()[:2]
+        if args.dataset == "bbc-short":
+            X = cut_like_reviews(X)
     X, y = list(X), np.asarray(y)
     if args.n and args.n < len(X):
         idx, rest = train_test_split(
@@ -132,7 +142,39 @@ def load(args):
     return X, y
 
 
-def evaluate(est, X, y, train, test):
+def cut_like_reviews(texts):
+    """BBC News articles cut to review-like lengths: each keeps its first ``k`` words, ``k``
+    log-normal (median 90 words, about 117 word pieces of MiniLM; 90th percentile about 200),
+    between 15 and 400, drawn with a fixed seed."""
+    words = np.exp(np.random.RandomState(0).normal(np.log(90), 0.45, len(texts)))
+    words = np.clip(np.round(words), 15, 400).astype(int)
+    return [" ".join(t.split()[:k]) for t, k in zip(texts, words, strict=True)]
+
+
+def budgets(args, X, y, train, test, bert_seconds):
+    """SetFitEmbedder's budgets on one split: what each resolved to, accuracy and cost."""
+    print(f"SetFitEmbedder budgets ({len(train)} training rows, {len(test)} held out)")
+    print(
+        f"{'budget':<10}{'n_pairs_':>9}{'epochs':>7}{'train_len':>10}{'accuracy':>10}"
+        f"{'fit_transform min':>19}{'training min':>14}{'x bert':>8}"
+    )
+    for name in args.budgets.split(","):
+        est = make_row("setfit", args)
+        if name == "full":
+            est.set_params(n_pairs=3200, train_max_length=None)
+        elif name != "auto":
+            pairs, _, epochs = name.partition("x")
+            est.set_params(n_pairs=int(pairs), epochs=int(epochs or 2), train_max_length=None)
+        acc, fit_s, _, tune_s, fitted = evaluate(est, X, y, train, test, keep=True)
+        multiple = f"{fit_s / bert_seconds:>8.1f}" if bert_seconds else f"{'':>8}"
+        print(
+            f"{name:<10}{fitted.n_pairs_:>9}{fitted.epochs:>7}{fitted.train_max_length_:>10}"
+            f"{acc:>10.4f}{fit_s / 60:>19.2f}{tune_s / 60:>14.2f}{multiple}",
+            flush=True,
+        )
+
+
+def evaluate(est, X, y, train, test, keep=False):
     from sklearn.base import clone
 
     from skembed.model_selection._downstream import downstream_classifier
@@ -148,7 +190,8 @@ def evaluate(est, X, y, train, test):
     sparse = hasattr(Etr, "toarray")
     clf = downstream_classifier(sparse=sparse).fit(Etr, y[train])
     tune_s = sum(r["seconds"] for r in getattr(est, "history_", []))
-    return float(clf.score(Ete, y[test])), fit_s, len(test) / tr_s, tune_s
+    scores = (float(clf.score(Ete, y[test])), fit_s, len(test) / tr_s, tune_s)
+    return (*scores, est) if keep else scores
 
 
 def train_speed(args, X, y, train, test):
@@ -280,9 +323,15 @@ def leakage_detail(args, X, y, train, test, cv):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--dataset", choices=("tweets", "bbc"), default="tweets")
+    p.add_argument("--dataset", choices=("tweets", "bbc", "bbc-short"), default="tweets")
     p.add_argument("--n", type=int, default=4000, help="stratified sample size (0: all)")
     p.add_argument("--folds", type=int, default=5)
+    p.add_argument(
+        "--train-size",
+        type=int,
+        default=None,
+        help="one stratified split instead of folds: this many training rows, the rest held out",
+    )
     p.add_argument("--run-folds", type=int, default=None, help="run only the first k folds")
     p.add_argument(
         "--only-folds", default=None, help="run only these folds, 1-based, comma-separated"
@@ -313,6 +362,7 @@ def main():
         default="",
         help="SetFit budgets on fold 1: n_pairs or n_pairsxepochs, comma-separated",
     )
+    p.add_argument("--budgets", default="", help="auto, full or PAIRSxEPOCHS, comma-separated")
     p.add_argument("--leakage", action="store_true")
     p.add_argument(
         "--leakage-detail",
@@ -335,7 +385,15 @@ def main():
     from sklearn.model_selection import StratifiedKFold
 
     X, y = load(args)
-    folds = list(StratifiedKFold(args.folds, shuffle=True, random_state=0).split(X, y))
+    if args.train_size:
+        from sklearn.model_selection import train_test_split
+
+        split = train_test_split(
+            np.arange(len(X)), train_size=args.train_size, stratify=y, random_state=0
+        )
+        folds, args.folds = [tuple(split)], 1
+    else:
+        folds = list(StratifiedKFold(args.folds, shuffle=True, random_state=0).split(X, y))
     folds = folds[: args.run_folds or args.folds]
     numbers = list(range(1, len(folds) + 1))
     if args.only_folds:
@@ -351,9 +409,12 @@ def main():
         f"{'row':<12}{'accuracy':>10}  {'folds':<40}{'fit_transform s':>16}{'docs/s':>10}"
         f"{'training s':>12}"
     )
+    bert_seconds = None
     for name in rows:
         est = make_row(name, args)
         res = [evaluate(est, X, y, tr, te) for tr, te in folds]
+        if name == "bert":
+            bert_seconds = res[0][1]
         acc = [r[0] for r in res]
         print(
             f"{name:<12}{np.mean(acc):>10.4f}  {' '.join(f'{a:.4f}' for a in acc):<40}"
@@ -377,6 +438,8 @@ def main():
                 f"{int(budget):>8}{est.epochs:>8}{acc:>10.4f}{fit_s / 60:>19.2f}{tune_s / 60:>14.2f}",
                 flush=True,
             )
+    if args.budgets:
+        budgets(args, X, y, *folds[0], bert_seconds)
     if args.leakage:
         for number, (tr, te) in zip(numbers, folds, strict=True):
             print(

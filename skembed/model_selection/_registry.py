@@ -134,7 +134,7 @@ EMBEDDERS = {
         "text",
         "skembed:SetFitEmbedder",
         {"max_length": 256, "truncation": "truncate", "normalize": True},
-        {"n_pairs": [3200]},
+        {},  # n_pairs="auto": a budget sized to the texts on the CPU, 3,200 pairs on a GPU
         "all-MiniLM-L6-v2 fine-tuned on pairs from the labels (SetFit, contrastive)",
         requires=("torch", "transformers"),
         needs_y=True,

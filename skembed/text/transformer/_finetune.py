@@ -139,9 +139,11 @@ class StepPlan:
         and the estimate line.
     name : str
         The estimator's name in the estimate line.
+    opening : str or None, default=None
+        A line written before the first step at ``verbose >= 1`` (the budget).
     """
 
-    def __init__(self, n_steps_epoch, epochs, batch_size, max_time, verbose, name):
+    def __init__(self, n_steps_epoch, epochs, batch_size, max_time, verbose, name, opening=None):
         self.n_steps_epoch, self.batch_size = n_steps_epoch, batch_size
         self.total = n_steps_epoch * epochs
         self.warmup = max(1, int(0.1 * self.total))
@@ -152,6 +154,8 @@ class StepPlan:
         self.bar = progress(
             total=self.total * batch_size, verbose=verbose, desc="fine-tuning", unit="pair"
         )
+        if opening and verbose >= 1:
+            self.bar.write(opening)
 
     def learning_rate_factor(self, step):
         """The schedule's factor at ``step`` (:func:`warmup_then_decay` over the current plan)."""
@@ -208,16 +212,18 @@ def _duration(seconds):
     return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
-def train_on_pairs(self, model, ids, y, pairs, rng, device):
+def train_on_pairs(self, model, ids, y, pairs, rng, device, opening=None):
     """Fine-tune ``model`` on the sampled pairs through the one training loop (``run_epochs``).
 
     ``self`` is the :class:`SetFitEmbedder` being fitted (its ``loss_``, ``batch_size``,
     ``epochs``, ``learning_rate``, ``max_time``, callbacks and ``_pooled_train``). AdamW with a
     linear warm-up over the first 10% of the steps, then a linear decay
     (:func:`warmup_then_decay`) to the end of the :class:`StepPlan` (shrunk to ``max_time``
-    once the rate is measured); gradients clipped at norm 1. At ``verbose=1`` a bar over the
-    pairs shows the rate and the time remaining, and a line gives the estimate of the whole. A non-finite loss raises ``TrainingDivergedError`` naming
-    ``learning_rate``, before the step, so the weights stay finite.
+    once the rate is measured); gradients clipped at norm 1. At ``verbose=1`` the line
+    ``opening`` (the budget) comes first, a bar over the pairs shows the rate and the time
+    remaining, and a line gives the estimate of the whole. A non-finite loss raises
+    ``TrainingDivergedError`` naming ``learning_rate``, before the step, so the weights stay
+    finite.
     """
     import torch
 
@@ -242,6 +248,7 @@ def train_on_pairs(self, model, ids, y, pairs, rng, device):
         getattr(self, "max_time", None),
         self.verbose,
         type(self).__name__,
+        opening,
     )
     optimizer = torch.optim.AdamW(model.parameters(), lr=self.learning_rate)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, plan.learning_rate_factor)

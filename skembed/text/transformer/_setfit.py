@@ -18,6 +18,7 @@ from ...utils._state import restore_on_failure
 from ...utils._targets import check_target, fit_cross_fitted
 from . import _export
 from ._bert import OWN_HEAD_CONSTRAINTS, BertPooledEmbedder
+from ._budget import resolve_budget
 from ._finetune import (
     CLASS_LOSSES,
     resolve_mixed_precision,
@@ -85,17 +86,21 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
         ``SupConLoss``; scale 20, temperature 0.05); classification only.
         Tweets, 5 folds, the other defaults: 0.727 against 0.731 for
         in-batch negatives (``docs/setfit.md``).
-    n_pairs : int, default=3200
+    n_pairs : int or "auto", default="auto"
         Pair budget of the fine-tuning (pairs per epoch); the fit time grows
-        linearly with it. For ``"cosine"`` half the pairs are positive and
-        half negative; anchors cycle through every training document in a
-        random order, so each document is an anchor about
-        ``n_pairs / n_documents`` times (SetFit's ``num_iterations`` is
-        ``n_pairs / (2 * n_documents)``). The default aims at a 2-core CPU:
-        with the other defaults, tuning all-MiniLM-L6-v2 on 3,200 tweets
-        takes a few minutes on 2 threads and lifts held-out accuracy by about
-        0.03 over the frozen model; the budget curve and its machine are in
-        ``docs/setfit.md``.
+        linearly with it and with the documents' length. For ``"cosine"``
+        half the pairs are positive and half negative; anchors cycle through
+        every training document in a random order, so each document is an
+        anchor about ``n_pairs / n_documents`` times (SetFit's
+        ``num_iterations`` is ``n_pairs / (2 * n_documents)``). ``"auto"``:
+        3,200 on a GPU; on the CPU the pairs that 400,000 training word
+        pieces pay for (``2 * epochs`` documents per pair at the training
+        documents' mean length), between 256 and 3,200: 3,200 pairs of
+        tweets, about 800 pairs of documents of 120 word pieces. The
+        choice depends on the texts and the device type only, so a seed
+        gives the same weights on any CPU (``max_time`` bounds the seconds);
+        the fit's log at ``verbose=1`` and ``n_pairs_`` give the number.
+        Measured times and accuracies by budget are in ``docs/setfit.md``.
     epochs : int, default=2
         Passes over the sampled pairs (SetFit's default 1). On the budget
         curve, 3,200 pairs twice (0.744) beat 6,400 distinct pairs once
@@ -167,7 +172,16 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
     normalize : bool, default=False
         As in :class:`BertPooledEmbedder`.
     max_length : int or None, default=None
-        As in :class:`BertPooledEmbedder`.
+        As in :class:`BertPooledEmbedder`: the window of ``transform``, and
+        the most ``train_max_length`` may be.
+    train_max_length : int, "auto" or None, default="auto"
+        Word pieces (special tokens included) each document keeps during the
+        fine-tuning; ``transform`` still reads ``max_length``. ``None``:
+        ``max_length_``. ``"auto"``: ``max_length_`` on a GPU; on the CPU the
+        95th percentile of the training documents' lengths (at most
+        ``max_length_``), so a few long documents do not set the cost of
+        every step. At least the special tokens and one word piece of text;
+        above ``max_length_``: ``ValueError``.
     truncation : {"warn", "truncate", "error", "chunk"}, default="warn"
         As in :class:`BertPooledEmbedder`.
     stride : int, default=32
@@ -214,6 +228,11 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
         what ``loss`` resolved to.
     mixed_precision_ : str
         ``"bf16"`` or ``"no"``: what ``mixed_precision`` resolved to.
+    n_pairs_ : int
+        Pairs per epoch of the fine-tuning: what ``n_pairs`` resolved to.
+    train_max_length_ : int
+        Word pieces per training document: what ``train_max_length``
+        resolved to.
     target_type_ : str
         ``"binary"``, ``"multiclass"`` or ``"continuous"``.
     classes_ : numpy.ndarray or None
@@ -288,7 +307,12 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
     _parameter_constraints: dict = {
         **OWN_HEAD_CONSTRAINTS,
         "loss": [StrOptions({"auto", "cosine", "in_batch_negatives", "supervised_contrastive"})],
-        "n_pairs": [Interval(Integral, 1, None, closed="left")],
+        "n_pairs": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "train_max_length": [
+            Interval(Integral, 3, None, closed="left"),
+            StrOptions({"auto"}),
+            None,
+        ],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
         "mixed_precision": [StrOptions({"auto", "no", "bf16"})],
@@ -304,7 +328,7 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
         model=DEFAULT_MODEL,
         *,
         loss="auto",
-        n_pairs=3200,
+        n_pairs="auto",
         epochs=2,
         max_time=None,
         mixed_precision="auto",
@@ -320,6 +344,7 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
         layer_combine="mean",
         normalize=False,
         max_length=None,
+        train_max_length="auto",
         truncation="warn",
         stride=32,
         torch_dtype="float32",
@@ -351,6 +376,7 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
         self.layer_combine = layer_combine
         self.normalize = normalize
         self.max_length = max_length
+        self.train_max_length = train_max_length
         self.truncation = truncation
         self.stride = stride
         self.torch_dtype = torch_dtype
@@ -436,13 +462,14 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
         self.target_type_, self.classes_ = kind, classes
         self.loss_ = self._resolve_loss(kind)
         self.mixed_precision_ = resolve_mixed_precision(self.mixed_precision, device)
+        ids, budget = self._training_documents(texts, device)
+        self.n_pairs_, self.train_max_length_ = budget.n_pairs, budget.max_length
         seed = seed_from_random_state(self.random_state)
         rng = np.random.RandomState(seed)
-        pairs = self._sample_pairs(y, rng)
-        ids = [list(x[: self._window]) for x in self._tokenize(texts)]
+        pairs = self._sample_pairs(y, rng, budget.n_pairs)
         self.history_ = []
         with forked_torch_rng(seed, device):
-            self._train(model, ids, y, pairs, rng, device)
+            self._train(model, ids, y, pairs, rng, device, budget)
         model.eval()
         for p in model.parameters():
             p.requires_grad_(False)
@@ -460,6 +487,26 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
 
     _reads_model_pipeline = False  # it trains with its own pooling and normalize
 
+    def _training_documents(self, texts, device):
+        """The training documents' word-piece ids, cut to the budget's length, and the budget."""
+        import torch
+
+        tokens = self._tokenize(texts)
+        n_special = len(self._prefix) + len(self._suffix)
+        lengths = np.array([len(x) + n_special for x in tokens], dtype=np.int64)
+        budget = resolve_budget(
+            self.n_pairs,
+            self.train_max_length,
+            lengths,
+            epochs=self.epochs,
+            max_length=self.max_length_,
+            on_cpu=torch.device(device).type == "cpu",
+        )
+        # the special tokens and one word piece of text, whatever the length asked or measured
+        window = min(self._window, max(budget.max_length - n_special, 1))
+        budget = budget._replace(max_length=window + n_special)
+        return [list(x[:window]) for x in tokens], budget
+
     def _resolve_loss(self, kind):
         if self.loss != "auto":
             return self.loss
@@ -475,14 +522,20 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
             )
         return y, kind, classes
 
-    def _sample_pairs(self, y, rng):
-        """Rows and targets of the ``n_pairs`` pairs: (left, right, target) int/float arrays."""
+    def _sample_pairs(self, y, rng, n_pairs=None):
+        """Rows and targets of ``n_pairs`` pairs (default: the ``n_pairs`` parameter, an int):
+        (left, right, target) int/float arrays."""
+        n_pairs = self.n_pairs if n_pairs is None else n_pairs
         continuous = self.target_type_ == "continuous"
         positives_only = self._resolve_loss(self.target_type_) in CLASS_LOSSES
-        return sample_pairs(y, rng, self.n_pairs, continuous, positives_only)
+        return sample_pairs(y, rng, n_pairs, continuous, positives_only)
 
-    def _train(self, model, ids, y, pairs, rng, device):
-        train_on_pairs(self, model, ids, y, pairs, rng, device)
+    def _train(self, model, ids, y, pairs, rng, device, budget):
+        opening = (
+            f"{type(self).__name__}: {budget.n_pairs} pairs x {self.epochs} epoch(s), documents "
+            f"cut to {budget.max_length} word pieces ({budget.reason})"
+        )
+        train_on_pairs(self, model, ids, y, pairs, rng, device, opening=opening)
 
     def _pooled_train(self, seqs, device):
         """Pooled vectors (with gradients) of token-id sequences, shape (len(seqs), width), float32.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 import pickletools
 
@@ -357,3 +358,40 @@ def test_a_max_time_below_one_step_is_refused_and_verbose_shows_the_estimate(tin
     assert "pairs/s (24 steps of 8 pairs in all)" in shown_text
     assert "pair/s" in captured.err  # the bar over the pairs, with its rate
     assert len(shown.history_) == 2
+
+
+def test_auto_budget_is_sized_to_the_training_texts_and_stated(tiny_dir, monkeypatch, capsys):
+    from skembed.text.transformer import _budget
+
+    # a budget this small keeps the test fast; the rule is the one of test_budget.py
+    monkeypatch.setattr(_budget, "CPU_WORD_PIECES", 4000)
+    monkeypatch.setattr(_budget, "MIN_AUTO_PAIRS", 8)
+    seen = []
+    original = SetFitEmbedder._pooled_train
+
+    def spy(self, seqs, device):
+        seen.append(max(len(s) for s in seqs))
+        return original(self, seqs, device)
+
+    monkeypatch.setattr(SetFitEmbedder, "_pooled_train", spy)
+    est = make(tiny_dir, n_pairs="auto", epochs=1, verbose=1).fit(X, Y)
+    lengths = np.array([len(x) + 2 for x in est._tokenize(X)])  # [CLS] and [SEP]
+    cut = min(32, math.ceil(np.percentile(lengths, 95)))
+    mean = np.minimum(lengths, cut).mean()
+    assert est.train_max_length_ == cut
+    assert est.n_pairs_ == min(3200, max(8, math.floor(4000 / (2 * mean))))
+    assert est.history_[0]["pairs"] == est.n_pairs_
+    assert max(seen) == cut - 2  # the training documents were cut, without special tokens
+    captured = capsys.readouterr()
+    shown = captured.out + captured.err
+    assert f"SetFitEmbedder: {est.n_pairs_} pairs x 1 epoch(s), documents cut to {cut}" in shown
+    assert "n_pairs='auto' on the CPU" in shown
+
+
+def test_a_training_length_the_window_cannot_hold_is_refused(tiny_dir):
+    with pytest.raises(ValueError, match="train_max_length=40 exceeds the encoder's window of 32"):
+        make(tiny_dir, train_max_length=40).fit(X, Y)
+    with pytest.raises(ValueError, match="train_max_length"):
+        make(tiny_dir, train_max_length=2).fit(X, Y)
+    # the shortest length keeps [CLS], one word piece and [SEP]
+    assert make(tiny_dir, train_max_length=3, n_pairs=8).fit(X, Y).train_max_length_ == 3

@@ -395,3 +395,28 @@ def test_a_training_length_the_window_cannot_hold_is_refused(tiny_dir):
         make(tiny_dir, train_max_length=2).fit(X, Y)
     # the shortest length keeps [CLS], one word piece and [SEP]
     assert make(tiny_dir, train_max_length=3, n_pairs=8).fit(X, Y).train_max_length_ == 3
+
+
+def test_progress_and_the_estimate_come_before_the_first_epoch_ends(tiny_dir, monkeypatch):
+    from skembed.text.transformer import _finetune
+
+    events = []
+
+    class Recorded(_finetune.StepPlan):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.bar.write = lambda line: events.append(("line", line))
+
+        def step_done(self, n_pairs):
+            super().step_done(n_pairs)
+            events.append(("pairs shown", self.bar.n))
+
+    monkeypatch.setattr(_finetune, "StepPlan", Recorded)
+    epoch_ends = lambda est, record: events.append(("epoch end", record["epoch"]))  # noqa: E731
+    make(tiny_dir, n_pairs=96, epochs=2, verbose=1, callbacks=[epoch_ends]).fit(X, Y)
+    first_end = events.index(("epoch end", 1))
+    before = events[:first_end]
+    shown = [n for kind, n in before if kind == "pairs shown"]
+    assert shown == list(range(8, 97, 8))  # the bar advanced at every step of epoch 1
+    estimate = [n for kind, n in before if kind == "line" and "about" in n]
+    assert len(estimate) == 1 and "pairs/s (24 steps of 8 pairs in all)" in estimate[0]

@@ -22,20 +22,14 @@ from __future__ import annotations
 import ast
 import inspect
 import math
-import re
-from typing import NamedTuple
 
 import numpy as np
 import pytest
+from _helpers import documented_parameters, listed_strings
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import StrOptions
 
 from skembed.utils.discovery import all_estimators
-
-try:
-    from numpydoc.docscrape import ClassDoc
-except ImportError:  # the docs extra is optional; SciPy (a scikit-learn dependency) vendors it
-    from scipy._lib._docscrape import ClassDoc
 
 #: Where a docstring's listed strings and the accepted strings differ on purpose, or the fix
 #: belongs to a module under another change, with the reason. The test fails when an entry
@@ -44,40 +38,6 @@ KNOWN_VALUE_DIFFERENCES = {
     "SetFitEmbedder.truncation": "the constraints are BertPooledEmbedder's, which accept "
     '"late_chunking"; SetFitEmbedder\'s docstring (text/transformer/_setfit.py) does not list it',
 }
-
-
-class DocumentedParameter(NamedTuple):
-    """One name of a Parameters entry (``a, b : type`` gives two, sharing type and text)."""
-
-    name: str
-    type_line: str
-    description: str
-    default: str | None  # the ``default=`` text for this name, None if there is none
-
-
-def _documented_default(type_line, position, count):
-    """The ``default=`` text of a type line, for the ``position``-th of ``count`` shared names."""
-    match = re.search(r"default\s*=\s*(.+)$", type_line)
-    if match is None:
-        return None
-    text = match.group(1).strip()
-    if count > 1:  # "alpha, min_alpha : float, default=0.025, 1e-4"
-        parts = [part.strip() for part in text.split(",")]
-        text = parts[position] if len(parts) == count else text
-    return text.strip("`")
-
-
-def documented_parameters(cls):
-    """The :class:`DocumentedParameter` of each name in the class docstring's Parameters."""
-    doc = ClassDoc(cls, config={"show_class_members": False})
-    found = []
-    for entry in doc["Parameters"]:
-        names = [name.strip() for name in entry.name.split(",")]
-        description = " ".join(entry.desc).strip()
-        for position, name in enumerate(names):
-            default = _documented_default(entry.type, position, len(names))
-            found.append(DocumentedParameter(name, entry.type, description, default))
-    return found
 
 
 def _same_default(text, value):
@@ -91,12 +51,6 @@ def _same_default(text, value):
     except (ValueError, SyntaxError):
         return False
     return parsed == value and isinstance(parsed, bool) == isinstance(value, bool)
-
-
-def listed_strings(type_line):
-    """The strings of a type line that starts with a set: ``{"a", "b"} or None`` → ``{a, b}``."""
-    match = re.match(r"\s*\{([^}]*)\}", type_line)
-    return set(re.findall(r'"([^"]*)"', match.group(1))) if match else set()
 
 
 def accepted_strings(cls, name):

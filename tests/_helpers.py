@@ -1,4 +1,4 @@
-"""Helpers shared by several test modules: toy corpora and a tiny random BERT.
+"""Helpers shared by several test modules: toy corpora, a tiny random BERT, docstring parsing.
 
 Test modules import these (``from _helpers import ...``) instead of importing
 each other. They are plain functions rather than fixtures because modules call
@@ -9,7 +9,9 @@ imported inside the functions, so importing this module costs nothing.
 
 from __future__ import annotations
 
+import re
 import tempfile
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -398,3 +400,51 @@ def mixed_table(n=120, seed=0):
         }
     )
     return frame, label
+
+
+# -- numpydoc Parameters sections (tests/test_api_parameters.py, tests/test_glossary.py) --
+
+
+class DocumentedParameter(NamedTuple):
+    """One name of a Parameters entry (``a, b : type`` gives two, sharing type and text)."""
+
+    name: str
+    type_line: str
+    description: str
+    default: str | None  # the ``default=`` text for this name, None if there is none
+
+
+def _documented_default(type_line, position, count):
+    """The ``default=`` text of a type line, for the ``position``-th of ``count`` shared names."""
+    match = re.search(r"default\s*=\s*(.+)$", type_line)
+    if match is None:
+        return None
+    text = match.group(1).strip()
+    if count > 1:  # "alpha, min_alpha : float, default=0.025, 1e-4"
+        parts = [part.strip() for part in text.split(",")]
+        text = parts[position] if len(parts) == count else text
+    return text.strip("`")
+
+
+def documented_parameters(cls):
+    """The :class:`DocumentedParameter` of each name in the class docstring's Parameters."""
+    try:
+        from numpydoc.docscrape import ClassDoc
+    except ImportError:  # the docs extra is optional; SciPy (a scikit-learn dependency) vendors
+        from scipy._lib._docscrape import ClassDoc  # the same parser
+
+    doc = ClassDoc(cls, config={"show_class_members": False})
+    found = []
+    for entry in doc["Parameters"]:
+        names = [name.strip() for name in entry.name.split(",")]
+        description = " ".join(entry.desc).strip()
+        for position, name in enumerate(names):
+            default = _documented_default(entry.type, position, len(names))
+            found.append(DocumentedParameter(name, entry.type, description, default))
+    return found
+
+
+def listed_strings(type_line):
+    """The strings of a type line that starts with a set: ``{"a", "b"} or None`` → ``{a, b}``."""
+    match = re.match(r"\s*\{([^}]*)\}", type_line)
+    return set(re.findall(r'"([^"]*)"', match.group(1))) if match else set()

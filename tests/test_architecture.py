@@ -134,6 +134,55 @@ def test_architecture_page_names_every_package_and_public_module():
     assert not missing, f"docs/architecture.md does not mention {missing}: add one line each"
 
 
+#: ``path.py:name`` in backticks on docs/architecture.md: a function, class or method of skembed/
+PAGE_REFERENCE = re.compile(r"`((?:\w+/)*\w+\.py):([A-Za-z_][\w.]*)`")
+
+
+def defined_names(path):
+    """Dotted names that ``path`` defines: functions, classes, methods, nested functions."""
+    names = set()
+
+    def visit(body, prefix):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(prefix + node.name)
+                visit(node.body, f"{prefix}{node.name}.")
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body, "")
+    return names
+
+
+def broken_references(text, root=PACKAGE):
+    """The ``path.py:name`` references of ``text`` whose file or name does not exist."""
+    broken = []
+    for where, name in sorted(set(PAGE_REFERENCE.findall(text))):
+        path = root / where
+        if not path.is_file():
+            broken.append(f"{where}: no such file")
+        elif name not in defined_names(path):
+            broken.append(f"{where}:{name}")
+    return broken
+
+
+def test_architecture_page_references_name_real_functions():
+    """The walk from ``fit`` to the hot loop names functions that exist where it says."""
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert len(set(PAGE_REFERENCE.findall(page))) >= 40
+    assert "`kernels/word2vec.py:train_part_shared`" in page
+    assert broken_references(page) == [], "docs/architecture.md names code that is not there"
+
+
+def test_a_stale_page_reference_is_found():
+    text = (
+        "`text/_base.py:BaseWordEmbedder.fit`, `text/word2vec/_training.py:train_epochs.epoch_step`"
+        ", `text/_base.py:BaseWordEmbedder.fitt`, `nowhere.py:f`"
+    )
+    assert broken_references(text) == [
+        "nowhere.py: no such file",
+        "text/_base.py:BaseWordEmbedder.fitt",
+    ]
+
+
 def test_test_modules_do_not_import_each_other():
     tests = Path(__file__).resolve().parent
     bad = {}

@@ -6,6 +6,13 @@ column, the estimators in the last) and the names listed in its last section,
 then walks ``get_params(deep=False)`` of every public estimator class found
 in skembed's public modules, so a new parameter cannot slip in undocumented
 and a name cannot be taken by an estimator its row does not list.
+
+The glossary and the docstrings must also agree on what a name takes: every
+string value that an estimator's docstring lists for a parameter (the type line
+``{"zeros", "nan", "error"}``) is named, in double quotes, in that parameter's
+glossary row; and a parameter taken by two or more estimators has a row of its
+own (the closing paragraph's list is for names that one estimator takes with
+its wrapped scikit-learn estimator's meaning).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _helpers import documented_parameters, listed_strings
 from sklearn.base import BaseEstimator
 
 import skembed
@@ -58,6 +66,24 @@ def parse_glossary(text):
         for name in NAME.findall(last):
             names.setdefault(name, None)
     return names
+
+
+def glossary_rows(text):
+    """``{name: row text}`` for every name of a table row (its cells after the first).
+
+    A name listed in several rows keeps every row's text, joined with `` | ``.
+    """
+    rows: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.startswith("|") or set(line) <= set("|-: "):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] == "name":
+            continue
+        for name in NAME.findall(cells[0]):
+            rest = " | ".join(cells[1:])
+            rows[name] = f"{rows[name]} | {rest}" if name in rows else rest
+    return rows
 
 
 def public_estimators():
@@ -143,6 +169,33 @@ def glossary_problems(cls, glossary):
     return problems
 
 
+def value_problems(cls, rows):
+    """Messages for each string a docstring lists for a parameter that its glossary row lacks."""
+    problems = []
+    for param in documented_parameters(cls):
+        if param.name not in rows:
+            continue
+        missing = sorted(
+            value
+            for value in listed_strings(param.type_line)
+            if f'"{value}"' not in rows[param.name]
+        )
+        if missing:
+            problems.append(
+                f"{cls.__name__}.{param.name} takes {missing}, which its glossary row does not name"
+            )
+    return problems
+
+
+def shared_without_row(estimators, rows):
+    """``{parameter: estimators}`` for parameters two or more estimators take, with no row."""
+    takers: dict[str, list[str]] = {}
+    for name, cls in sorted(estimators.items()):
+        for param in cls().get_params(deep=False):
+            takers.setdefault(param, []).append(name)
+    return {p: names for p, names in takers.items() if len(names) >= 2 and p not in rows}
+
+
 # ----------------------------------------------------------------------------- tests
 @pytest.fixture(scope="module")
 def glossary():
@@ -196,3 +249,58 @@ def test_a_name_taken_by_an_estimator_its_row_does_not_list_fails(glossary):
     assert [p.split(":")[0] for p in glossary_problems(GloVeTransformer, glossary)] == [
         "GloVeTransformer.alpha"
     ]
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return glossary_rows(GLOSSARY.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_the_values_a_docstring_lists_are_in_the_glossary_row(name, rows):
+    assert value_problems(ESTIMATORS[name], rows) == []
+
+
+def test_a_parameter_of_several_estimators_has_a_glossary_row(rows):
+    assert shared_without_row(ESTIMATORS, rows) == {}
+
+
+def test_rows_hold_the_values_of_their_docstrings(rows):
+    """The parser reads the rows the value check relies on."""
+    assert '"model"' in rows["handle_unknown"] and '"empty"' in rows["handle_missing"]
+    assert rows["truncation"] == rows["stride"]  # one row, two names
+    assert '"late_chunking"' in rows["truncation"]
+    assert "sparse_output" not in rows  # the closing paragraph is not a row
+
+
+def test_a_value_missing_from_the_glossary_row_fails(rows):
+    class DummyEmbedder(BaseEstimator):
+        """A text estimator with one more way to embed an unknown document.
+
+        Parameters
+        ----------
+        handle_unknown : {"zeros", "nan", "error", "mean"}, default="zeros"
+            What a document without a known word becomes.
+        """
+
+        def __init__(self, handle_unknown="zeros"):
+            self.handle_unknown = handle_unknown
+
+    assert value_problems(DummyEmbedder, rows) == [
+        "DummyEmbedder.handle_unknown takes ['mean'], which its glossary row does not name"
+    ]
+
+
+def test_a_shared_parameter_without_a_row_fails(rows):
+    class First(BaseEstimator):
+        def __init__(self, sparse_output=False, frobnication=1):
+            self.sparse_output = sparse_output
+            self.frobnication = frobnication
+
+    class Second(First):
+        pass
+
+    assert shared_without_row({"First": First, "Second": Second}, rows) == {
+        "sparse_output": ["First", "Second"],
+        "frobnication": ["First", "Second"],
+    }

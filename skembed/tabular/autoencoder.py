@@ -21,6 +21,8 @@ class AutoencoderEmbedder(BaseTabularEmbedder):
         Encoder hidden widths; the decoder mirrors them. ``()`` gives a linear
         autoencoder (the PCA subspace).
     activation : {"relu", "gelu", "tanh", "elu", "silu", "leaky_relu"}, default="relu"
+        Nonlinearity after each hidden layer, torch's module of that name
+        with its defaults (``"leaky_relu"``: slope 0.01; ``"elu"``: alpha 1).
     dropout : float in [0, 1), default=0.0
         Dropout after each hidden activation (training only).
     batch_norm : bool, default=False

@@ -95,6 +95,8 @@ class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
     hidden_layer_sizes : tuple of int, default=(64, 32)
         Hidden widths of the MLP between the embeddings and the output.
     activation : {"relu", "gelu", "tanh", "elu", "silu", "leaky_relu"}, default="relu"
+        Nonlinearity after each hidden layer, torch's module of that name
+        with its defaults (``"leaky_relu"``: slope 0.01; ``"elu"``: alpha 1).
     dropout : float in [0, 1), default=0.0
         Dropout on the concatenated embeddings and after each hidden layer.
     learning_rate : float, default=1e-3

@@ -116,6 +116,10 @@ class PPMIEmbedder(BaseWordEmbedder):
     tokenizer : callable or None, default=None
         Tokenization of ``str`` documents (scikit-learn's analyzer).
     handle_missing : {"error", "empty"}, default="error"
+        What a missing document (``None`` or NaN) becomes, in ``fit`` and in
+        ``transform``: ``"error"`` raises a ``ValueError`` naming the row;
+        ``"empty"`` takes it as an empty document, which gives no training
+        example and is embedded as ``handle_unknown`` says.
     handle_unknown : {"zeros", "nan", "error"}, default="zeros"
         Output for documents without any known word.
     n_iter : int, default=5

@@ -175,6 +175,9 @@ class FastTextTransformer(Word2VecTransformer):
         Each is called as ``callback(estimator, record)`` after every epoch
         (``wv_`` and ``history_`` are then up to date); ``True`` stops training.
     pooling : {"mean", "sum", "max", "tfidf", "sif"}, default="mean"
+        Word vectors → document vector (see :func:`skembed.text._pooling.pool`);
+        out-of-vocabulary words enter through their n-gram vectors when
+        ``oov_ngrams=True``.
     sif_coefficient : float, default=1e-3
         The ``a`` of SIF weights ``a / (a + p(w))``.
     lowercase : bool, default=True
@@ -184,11 +187,17 @@ class FastTextTransformer(Word2VecTransformer):
     tokenizer : callable or None, default=None
         Tokenization of ``str`` documents (scikit-learn's analyzer).
     handle_missing : {"error", "empty"}, default="error"
+        What a missing document (``None`` or NaN) becomes, in ``fit`` and in
+        ``transform``: ``"error"`` raises a ``ValueError`` naming the row;
+        ``"empty"`` takes it as an empty document, which gives no training
+        example and is embedded as ``handle_unknown`` says.
     handle_unknown : {"zeros", "nan", "error"}, default="zeros"
         Output for documents without any embeddable token.
     random_state : int, RandomState instance or None, default=None
         Seed of the initial vectors, the negative draws and the subsampling.
     device : {"auto", "cpu", "cuda", "cuda:N", "mps"} or torch.device, default="cpu"
+        Where training runs (``"auto"``: CUDA, then MPS, then the CPU); the
+        numba engine runs on the CPU only.
     n_jobs : int or None, default=None
         Training threads (numba) / intra-op threads (torch). The deterministic
         numba default trains ``n_parts`` parts on them, so its vectors do not

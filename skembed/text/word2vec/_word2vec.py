@@ -105,6 +105,10 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         Tokenization of ``str`` documents (scikit-learn's analyzer); lists of
         tokens are taken as pre-tokenized.
     handle_missing : {"error", "empty"}, default="error"
+        What a missing document (``None`` or NaN) becomes, in ``fit`` and in
+        ``transform``: ``"error"`` raises a ``ValueError`` naming the row;
+        ``"empty"`` takes it as an empty document, which gives no training
+        example and is embedded as ``handle_unknown`` says.
     handle_unknown : {"zeros", "nan", "error"}, default="zeros"
         Output for documents without any known word.
     random_state : int, RandomState instance or None, default=None

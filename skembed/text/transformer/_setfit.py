@@ -182,7 +182,7 @@ class SetFitEmbedder(WeightSnapshotMixin, BertPooledEmbedder):
         ``max_length_``), so a few long documents do not set the cost of
         every step. At least the special tokens and one word piece of text;
         above ``max_length_``: ``ValueError``.
-    truncation : {"warn", "truncate", "error", "chunk"}, default="warn"
+    truncation : {"warn", "truncate", "error", "chunk", "late_chunking"}, default="warn"
         As in :class:`BertPooledEmbedder`.
     stride : int, default=32
         As in :class:`BertPooledEmbedder`.

@@ -12,6 +12,8 @@ import os
 
 import numpy as np
 
+from .utils._files import write_atomically
+
 
 def write(path, vectors, words, *, binary=False, write_header=True):
     """Write ``vectors`` (row ``i`` is ``words[i]``) in the text or binary format.
@@ -26,7 +28,16 @@ def write(path, vectors, words, *, binary=False, write_header=True):
         little-endian float32, then ``\\n``; text (``repr`` of each float) otherwise.
     write_header : bool, default=True
         The ``n_words vector_size`` first line (``False``: GloVe's text format).
+
+    Notes
+    -----
+    Written through a temporary file renamed into place (:func:`write_atomically`): a fault
+    during the write leaves a previous file at ``path`` as it was.
     """
+    write_atomically(path, lambda tmp: _write_to(tmp, vectors, words, binary, write_header))
+
+
+def _write_to(path, vectors, words, binary, write_header):
     with open(path, "wb") as fh:
         if write_header:
             fh.write(f"{len(words)} {vectors.shape[1]}\n".encode())

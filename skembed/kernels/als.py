@@ -218,3 +218,22 @@ def implicit_loss(log, X, Y, regularization):
     for u in range(X.shape[0]):
         total += totals[u]
     return (total + regularization * norms) / weight
+
+
+def warm_up():
+    """Compile (or load from numba's disk cache) :func:`cg_half_step` ahead of a first fit.
+
+    Called with the argument types ``InteractionEmbedder(method="als")`` passes (a
+    :class:`CsrLog` of int64 / int32 / float64 arrays, float32 factor matrices, a float
+    regularization and an int step count), so its fits find the machine code ready;
+    ``skembed.text.word2vec.warm_up`` calls it.
+
+    Returns
+    -------
+    users : numpy.ndarray of shape (2, 2), float32
+        The user factors after one half-step on a two-by-two log with one observed pair per user.
+    """
+    log = CsrLog(np.array([0, 1, 2], np.int64), np.array([0, 1], np.int32), np.ones(2))
+    users = np.zeros((2, 2), np.float32)
+    cg_half_step(log, users, np.eye(2, dtype=np.float32), 0.1, 3)
+    return users

@@ -158,3 +158,20 @@ def random_walks(graph, config, starts, seed):
     for k in prange(starts.shape[0]):
         _walk_once(graph, config, walks, k, starts[k], walk_seed(seed, k))
     return walks
+
+
+def warm_up():
+    """Compile (or load from numba's disk cache) :func:`random_walks` ahead of a first fit.
+
+    Called with the argument types ``Node2VecTransformer`` passes (a :class:`CsrGraph` of
+    int64 / int32 / float64 arrays, a :class:`WalkConfig` of an int and two floats, int32
+    starts, an int seed), so its fits find the machine code ready;
+    ``skembed.text.word2vec.warm_up`` calls it.
+
+    Returns
+    -------
+    walks : numpy.ndarray of shape (2, 3), int32
+        The walks of a two-node graph (each one alternates between the nodes).
+    """
+    graph = CsrGraph(np.array([0, 1, 2], np.int64), np.array([1, 0], np.int32), np.ones(2))
+    return random_walks(graph, WalkConfig(3, 1.0, 1.0), np.array([0, 1], np.int32), 0)

@@ -11,6 +11,7 @@ Public here: :func:`clear_caches` (empties every process-level cache) and
 - ``_targets``: checks of a supervised ``y`` and cross-fitting (SetFit, supervised static);
 - ``_training``: ``run_epochs``, the one training loop;
 - ``_caches``: the registry of process-level caches behind ``clear_caches``;
+- ``_files``: ``write_atomically``, saving through a temporary file renamed into place;
 - ``discovery`` (public): ``all_estimators``, every public estimator class, for tests/test_common.py.
 """
 

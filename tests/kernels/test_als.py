@@ -94,3 +94,16 @@ def test_same_factors_on_every_thread_count_of_the_pool():
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     for run in runs[1:]:
         np.testing.assert_array_equal(runs[0], run)
+
+
+def test_warm_up_compiles_the_signature_interaction_fits_use():
+    # a fit after the warm-up adds no signature: the warm-up's argument types are the fit's
+    from skembed.interactions import InteractionEmbedder
+    from skembed.kernels.als import warm_up
+
+    # each user observed one item (confidence 2) of identity item factors: 2 / (2 + 0.1)
+    np.testing.assert_allclose(warm_up(), np.diag([2 / 2.1] * 2), rtol=1e-6)
+    compiled = list(cg_half_step.signatures)
+    log = [["a", "x"], ["a", "y"], ["b", "y"], ["c", "z"]]
+    InteractionEmbedder(vector_size=2, epochs=1, n_jobs=1).fit(log)
+    assert list(cg_half_step.signatures) == compiled

@@ -57,3 +57,17 @@ def test_same_walks_on_every_thread_count_of_the_pool():
     for run in runs[1:]:
         np.testing.assert_array_equal(runs[0], run)
     assert not np.array_equal(runs[0], random_walks(graph, WalkConfig(20, 2.0, 0.5), starts, 12))
+
+
+def test_warm_up_compiles_the_signature_node2vec_fits_use():
+    # a fit after the warm-up adds no signature: the warm-up's argument types are the fit's
+    from skembed.graph import Node2VecTransformer
+    from skembed.kernels.walks import warm_up
+
+    np.testing.assert_array_equal(warm_up(), [[0, 1, 0], [1, 0, 1]])  # two nodes, back and forth
+    compiled = list(random_walks.signatures)
+    ring = np.array([[i, (i + 1) % 6] for i in range(6)])
+    Node2VecTransformer(4, walk_length=5, walks_per_node=1, epochs=1, n_jobs=1).fit(ring)
+    weighted = np.column_stack([ring, np.full(6, 2, np.int32)])  # integer weights
+    Node2VecTransformer(4, walk_length=5, walks_per_node=1, epochs=1, n_jobs=1).fit(weighted)
+    assert list(random_walks.signatures) == compiled

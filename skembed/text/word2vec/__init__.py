@@ -5,7 +5,9 @@
 - ``_family``: the family's base (parameters, vocabulary, weights, the one place engines are built);
 - ``_training``: corpus encoding, kernel tables and the epoch step;
 - ``_engines``: the engines that train a chunk (numba, torch, torch-batched, Doc2Vec's);
-- :func:`warm_up`: compile the common configurations' kernels (``tools/setup.sh`` runs it).
+- :func:`warm_up`: compile the common configurations' kernels, and those of the estimators
+  that train on this family (node2vec's walks, implicit ALS), so that ``tools/setup.sh``,
+  which runs it, leaves every default first fit only loading machine code.
 """
 
 from ._doc2vec import Doc2VecTransformer
@@ -31,12 +33,23 @@ WARM_UP = (
 )
 
 
+#: (name, kernel module) whose ``warm_up()`` :func:`warm_up` calls after the fits of
+#: :data:`WARM_UP`: kernels of other estimators, compiled for the argument types those pass
+#: (their packages sit above this one, so they are reached through ``skembed.kernels``)
+WARM_UP_KERNELS = (
+    ("Node2VecTransformer's walks", "walks"),
+    ("InteractionEmbedder's ALS", "als"),
+)
+
+
 def warm_up(verbose=1):
     """Compile (or load from numba's disk cache) the kernels of the common configurations.
 
     ``tools/setup.sh`` runs it once after installing, so that a user's first fit loads
     machine code instead of compiling it (a few seconds per configuration; ``docs/install.md``
-    gives the measured times).
+    gives the measured times). Besides the fits of :data:`WARM_UP` it compiles the kernels
+    of :data:`WARM_UP_KERNELS`: ``Node2VecTransformer``'s random walks (its skip-gram is
+    Word2Vec's default configuration) and ``InteractionEmbedder``'s ALS half-step.
     numba's cache is kept beside the installed kernels (``skembed/kernels/__pycache__``,
     or numba's user cache directory where that is not writable) and is checked against
     the sources (``skembed.kernels._drop_stale_cache``); with a warm cache this takes
@@ -50,7 +63,8 @@ def warm_up(verbose=1):
     Returns
     -------
     seconds : list of float
-        Wall seconds of each fit of :data:`WARM_UP`, in order.
+        Wall seconds of each fit of :data:`WARM_UP`, then of each kernel of
+        :data:`WARM_UP_KERNELS`, in order.
     """
     import time
 
@@ -59,6 +73,7 @@ def warm_up(verbose=1):
     }
     import numpy as np
 
+    from ...kernels import als, walks
     from ...kernels.word2vec import prepare_chunk
 
     docs = [f"w{i % 7} w{i % 5} w{i % 3} w{i % 11} w{i % 2}" for i in range(40)]
@@ -80,4 +95,10 @@ def warm_up(verbose=1):
         seconds.append(time.perf_counter() - t0)
         if verbose:
             print(f"skembed warm-up: {name}({params}) {seconds[-1]:.1f} s", flush=True)
+    for name, module in WARM_UP_KERNELS:
+        t0 = time.perf_counter()
+        {"walks": walks, "als": als}[module].warm_up()
+        seconds.append(time.perf_counter() - t0)
+        if verbose:
+            print(f"skembed warm-up: {name} {seconds[-1]:.1f} s", flush=True)
     return seconds

@@ -126,10 +126,11 @@ def test_warm_up_fits_every_listed_configuration():
     import subprocess
     import sys
 
-    from skembed.text.word2vec import WARM_UP, warm_up
+    from skembed.text.word2vec import WARM_UP, WARM_UP_KERNELS, warm_up
 
     seconds = warm_up(verbose=0)
-    assert len(seconds) == len(WARM_UP) == 5
+    assert len(WARM_UP) == 5 and len(WARM_UP_KERNELS) == 2
+    assert len(seconds) == len(WARM_UP) + len(WARM_UP_KERNELS)
     assert all(s > 0 for s in seconds)
     # also the draw count of chunks prepared on threads (the tiny warm-up corpus never splits),
     # in a fresh process: here another test may have compiled it already

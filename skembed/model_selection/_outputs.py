@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import base64
-import contextlib
 import html
 import io
 import json
 import os
-import tempfile
 import textwrap
 
 import numpy as np
 
+from ..utils._files import write_atomically
 from ._columns import ROLES
 from ._report import leaderboard, pareto_front, reference_line
 
@@ -393,37 +392,3 @@ def write_outputs(results, output_dir, stem="leaderboard", title="", command=Non
 
     write(f"{stem}.html", dump_html)
     return paths, failures
-
-
-def write_atomically(path, action):
-    """Write a file through a temporary file in its directory, then ``os.replace`` it.
-
-    A reader never sees half a file, and a symbolic link (or any file) named
-    ``path`` is replaced, never written through: a link ``leaderboard.html``
-    planted in the output directory had its target overwritten.
-
-    Parameters
-    ----------
-    path : str
-        The file to (re)place.
-    action : callable
-        ``action(tmp_path)`` writes the content to the temporary path.
-
-    Raises
-    ------
-    OSError
-        The directory cannot be written (the temporary file is removed).
-    """
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        action(tmp)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # mkstemp's 0600 would make the page private
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

@@ -316,7 +316,7 @@ def save_pipeline(pipeline, path, *, format="auto"):
     """
     import os
 
-    from ._outputs import write_atomically
+    from ..utils._files import write_atomically
 
     if format not in ("auto", "skops", "joblib"):
         raise ValueError(f"format must be 'auto', 'skops' or 'joblib', got {format!r}.")

@@ -151,3 +151,47 @@ def test_the_size_measured_is_the_size_written_and_vocabularies_are_compressed(b
         load_pipeline(tmp_path / "best.skops").predict_proba(texts[:20]),
         pipe.predict_proba(texts[:20]),
     )
+
+
+def test_a_sigterm_during_a_save_keeps_the_previous_file_and_leaves_no_temporary(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    target = tmp_path / "best.skops"
+    started = tmp_path / "started"
+    child = textwrap.dedent(
+        f"""
+        import pathlib, time
+        import skops.io as sio
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from skembed.model_selection import save_pipeline
+
+        pipe = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(["aa b", "cc d"], [0, 1])
+        save_pipeline(pipe, {str(target)!r})
+        dump = sio.dump
+
+        def slow(obj, file, **kwargs):  # a write the parent interrupts
+            dump(obj, file, **kwargs)
+            pathlib.Path({str(started)!r}).write_text("writing")
+            time.sleep(60)
+
+        sio.dump = slow
+        save_pipeline(pipe, {str(target)!r})
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", child])
+    for _ in range(600):
+        if started.exists() or proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert started.exists(), "the child never reached its second save"
+    first = target.read_bytes()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == -signal.SIGTERM
+    assert target.read_bytes() == first  # the first save is whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best.skops", "started"]

@@ -19,9 +19,11 @@ standard ``.npy`` file (readable with ``numpy.load``) holding a 1-d structured
 array with fields ``key`` (UTF-8 bytes) and ``vector`` (float, shape
 ``(width,)``). ``<digest>`` is the BLAKE2b-128 hex digest of the file's bytes:
 
-- *No partial entry is ever read.* A writer writes ``.<random>.tmp`` (a name
-  readers never list) and renames it into place with ``os.replace``, which is
-  atomic on POSIX file systems, NFS included. Entry files are never modified
+- *No partial entry is ever read.* A writer writes ``.skembed-<name>.<random>.tmp``
+  (a name readers never list) and renames it into place with ``os.replace``, which is
+  atomic on POSIX file systems, NFS included (``utils._files.write_atomically``: a
+  SIGTERM during the write removes the temporary file, and the next write into the
+  directory removes those of killed processes). Entry files are never modified
   after that, so no lock is needed: readers and writers never wait.
 - *Damage is detected.* A reader checks the digest of the bytes against the
   name (truncation, bit flips, an empty file) and the row count in the header
@@ -73,7 +75,6 @@ import os
 import re
 import stat
 import threading
-import uuid
 import warnings
 from pathlib import Path
 
@@ -81,6 +82,7 @@ import numpy as np
 
 from ...exceptions import EmbeddingCacheWarning
 from ...utils._caches import register_cache
+from ...utils._files import write_atomically
 
 __all__ = ["EmbeddingCache", "EmbeddingCacheWarning", "get_cache", "text_hash"]
 
@@ -434,20 +436,13 @@ class EmbeddingCache:
     def _write_entry(self, namespace, data):
         ns_dir = self.directory / namespace
         name = f"{_digest(data)}.npy"
-        tmp = ns_dir / f".{uuid.uuid4().hex}.tmp"
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             ns_dir.mkdir(mode=0o700, exist_ok=True)
-            with open(tmp, "xb") as f:
-                f.write(data)
-            os.replace(tmp, ns_dir / name)  # atomic: readers see all of it or nothing
-        except BaseException as exc:
-            try:
-                tmp.unlink(missing_ok=True)  # an interrupted or failed write leaves nothing
-            except OSError:
-                pass
-            if not isinstance(exc, OSError):
-                raise
+            # renamed into place: readers see all of it or nothing, and a fault (SIGTERM
+            # included) leaves no partial entry or temporary file behind
+            write_atomically(ns_dir / name, lambda tmp: Path(tmp).write_bytes(data))
+        except OSError as exc:
             kind = (type(exc), exc.errno)
             if kind not in self._write_errors:
                 self._write_errors.add(kind)

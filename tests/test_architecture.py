@@ -190,7 +190,6 @@ MAX_FUNCTION_CODE_LINES = 80
 LONG_FUNCTIONS = {
     "kernels/word2vec.py:train_part_cbow_shared": "a numba hot loop: array-taking helpers add "
     "reference counting (CONVENTIONS 6); to be cut into scalar helpers with a speed guard",
-    "kernels/word2vec.py:train_part_shared": "a numba hot loop, as train_part_cbow_shared",
     "text/word2vec/_fasttext_io.py:read_facebook_bin": "reads the binary format field by "
     "field in file order; to be cut into one reader per section",
     "tabular/entity.py:_fit_unsafe": "the entity embedder's fit; to be cut into named steps",
@@ -588,7 +587,7 @@ def test_no_block_of_six_lines_is_repeated():
 HISTORY = re.compile(r"\bissue \d+|\b20\d\d-\d\d-\d\d\b|\bbefore skembed \d", re.IGNORECASE)
 #: modules still formatted by hand: the kernel entry points' long argument lists (one per
 #: line they repeat as blocks); they go with the named-tuple kernel workspaces
-HAND_FORMATTED = {"kernels/scheduler.py", "kernels/doc2vec.py"}
+HAND_FORMATTED = {"kernels/scheduler.py"}
 
 
 def _prose(source):

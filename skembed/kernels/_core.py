@@ -497,16 +497,12 @@ def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alp
     run 0 or 1 times), so no reference counting survives. Returns (loss, state, nan_flag).
     """
     negative = c.negative
-    neg_prob = c.neg_prob
-    neg_alias = c.neg_alias
-    sigmoid = c.sigmoid
-    log_sigmoid = c.log_sigmoid
-    n_words = neg_prob.size
+    n_words = c.neg_prob.size
     zero = np.float32(0.0)
     loss = 0.0
     bad = False
     for j in range(negative):
-        tw, state = _draw_negative(state, n_words, neg_prob, neg_alias)
+        tw, state = _draw_negative(state, n_words, c.neg_prob, c.neg_alias)
         outs[j] = tw
     for j in range(negative):
         tw = outs[j]
@@ -515,8 +511,9 @@ def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alp
             m += targets[i] != tw
         for _ in range(np.int64(m > 0)):
             o = _neg_slot(syn1neg, tw, ws)
+            g_alpha = alpha * np.float32(m)
             ls, b1 = _score_update(
-                V, _ZERO, W1, o, V, _ONE, zero, alpha * np.float32(m), sigmoid, log_sigmoid, dim
+                V, _ZERO, W1, o, V, _ONE, zero, g_alpha, c.sigmoid, c.log_sigmoid, dim
             )
             loss += ls * m
             bad |= b1

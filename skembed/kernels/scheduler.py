@@ -425,9 +425,20 @@ def train_word2vec_chunk(
 
 
 def train_doc2vec_chunk(
-    syn0, syn1neg, syn1, ids, offsets, doc_rows, config, dm, dbow_words, alpha_start, alpha_end,
-    seed, n_parts,
-):  # fmt: skip
+    syn0,
+    syn1neg,
+    syn1,
+    ids,
+    offsets,
+    doc_rows,
+    config,
+    dm,
+    dbow_words,
+    alpha_start,
+    alpha_end,
+    seed,
+    n_parts,
+):
     """Train paragraph vectors on one corpus chunk split into ``n_parts`` slices of pieces.
 
     Parameters

@@ -239,7 +239,6 @@ MAX_FUNCTION_CODE_LINES = 80
 LONG_FUNCTIONS = {
     "kernels/word2vec.py:train_part_cbow_shared": "a numba hot loop: array-taking helpers add "
     "reference counting (CONVENTIONS 6); to be cut into scalar helpers with a speed guard",
-    "kernels/word2vec.py:train_part_shared": "a numba hot loop, as train_part_cbow_shared",
     "text/word2vec/_fasttext_io.py:read_facebook_bin": "reads the binary format field by "
     "field in file order; to be cut into one reader per section",
     "tabular/entity.py:_fit_unsafe": "the entity embedder's fit; to be cut into named steps",
@@ -635,9 +634,6 @@ def test_no_block_of_six_lines_is_repeated():
 #: what a history note looks like: an issue number, a date, an old version (a measured
 #: constant keeps its measurement's machine and load beside it: CONVENTIONS 1)
 HISTORY = re.compile(r"\bissue \d+|\b20\d\d-\d\d-\d\d\b|\bbefore skembed \d", re.IGNORECASE)
-#: modules still formatted by hand: the kernel entry points' long argument lists (one per
-#: line they repeat as blocks); they go with the named-tuple kernel workspaces
-HAND_FORMATTED = {"kernels/scheduler.py", "kernels/doc2vec.py"}
 
 
 def _prose(source):
@@ -669,12 +665,7 @@ def test_comments_and_docstrings_hold_no_history(path):
 def test_no_hand_formatting(path):
     where = path.relative_to(PACKAGE).as_posix()
     skips = [line for line, text in _prose(path.read_text(encoding="utf-8")) if "fmt: skip" in text]
-    assert where in HAND_FORMATTED or not skips, (
+    assert not skips, (
         f"{where} lines {skips}: '# fmt: skip' keeps code out of the formatter; name structures "
         "instead of lining up long argument lists by hand"
     )
-
-
-def test_the_hand_formatted_list_names_only_hand_formatted_modules():
-    for where in HAND_FORMATTED:
-        assert "fmt: skip" in (PACKAGE / where).read_text(encoding="utf-8"), where

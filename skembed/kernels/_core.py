@@ -74,6 +74,95 @@ class KernelConfig(NamedTuple):
     sync_tokens: int
 
 
+class Weights(NamedTuple):
+    """The matrices a fit trains, updated in place; or one part's working copies of them.
+
+    Attributes
+    ----------
+    syn0 : numpy.ndarray of shape (n_rows, dim), float32
+        Input vectors (Doc2Vec: the word rows, then the document rows).
+    syn1neg : numpy.ndarray of shape (n_words, dim) or (0, dim), float32
+        Output vectors of negative sampling.
+    syn1 : numpy.ndarray of shape (n_words - 1, dim) or (0, dim), float32
+        Inner-node vectors of hierarchical softmax.
+    """
+
+    syn0: np.ndarray
+    syn1neg: np.ndarray
+    syn1: np.ndarray
+
+
+class Subwords(NamedTuple):
+    """FastText's input rows of each word, as CSR: word ``w``'s rows are
+    ``indices[indptr[w]:indptr[w + 1]]`` (its own row, then its n-gram bucket rows)."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+
+
+class Documents(NamedTuple):
+    """Doc2Vec's document rows and mode.
+
+    Attributes
+    ----------
+    rows : numpy.ndarray of shape (n_pieces,), int64
+        Row of ``syn0`` holding the document vector of each piece.
+    dm : bool
+        PV-DM (True) or PV-DBOW (False).
+    dbow_words : bool
+        PV-DBOW also trains skip-gram word pairs.
+    """
+
+    rows: np.ndarray
+    dm: bool
+    dbow_words: bool
+
+
+class Chunk(NamedTuple):
+    """A corpus chunk's layout: its tokens, where each document starts, and how a word
+    reaches its input rows.
+
+    Attributes
+    ----------
+    ids : numpy.ndarray of shape (n_tokens,), int32
+        Vocabulary ids of the chunk after subsampling.
+    offsets : numpy.ndarray of shape (n_docs + 1,), int64
+        Document ``d`` is ``ids[offsets[d]:offsets[d + 1]]``.
+    sub : Subwords or None
+        ``None``: word ``w`` is row ``w``. Its type, not its value, selects the code numba
+        compiles (no subword branch in Word2Vec's loops).
+    doc : Documents or None
+        Doc2Vec's document rows; ``None``: Word2Vec/FastText.
+    """
+
+    ids: np.ndarray
+    offsets: np.ndarray
+    sub: object
+    doc: object
+
+
+class Span(NamedTuple):
+    """The centre tokens of one call of a train part, and its slice's learning rate.
+
+    Attributes
+    ----------
+    start, end : int
+        Token positions (in ``Chunk.ids``) to train as centre words; windows extend over
+        the whole document, never across documents.
+    part_start, part_tokens : int
+        First token and length of the part's slice: the learning rate decays linearly from
+        ``alpha_start`` to ``alpha_end`` over it.
+    alpha_start, alpha_end : float
+    """
+
+    start: int
+    end: int
+    part_start: int
+    part_tokens: int
+    alpha_start: float
+    alpha_end: float
+
+
 # fast-math without 'nnan'/'ninf': NaN/inf checks must survive (divergence detection)
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 
@@ -320,46 +409,51 @@ def _slot(mat, r, slot, rows, buf, count, m):
 @njit(**_INNER)
 def _in_slot(syn0, r, ws):
     """Row of the working input matrix holding input row ``r``: ``r`` itself (``ws is None``,
-    lock-free: the shared matrix) or its slot in the part's buffer.
+    lock-free: the shared matrix) or its slot in the part's buffer
+    (:class:`~skembed.kernels._phases.Workspace`).
 
     ``ws is None`` is decided when numba compiles the caller (its type is ``none``), so the
     lock-free variant has no branch and no buffer code.
     """
     if ws is None:
         return np.int64(r)
-    return _slot(syn0, np.int64(r), ws[0], ws[1], ws[2], ws[9], np.int64(0))
+    b = ws.syn0
+    return _slot(syn0, np.int64(r), b.slot, b.rows, b.copies, ws.count, np.int64(0))
 
 
 @njit(**_INNER)
 def _neg_slot(syn1neg, r, ws):
     if ws is None:
         return np.int64(r)
-    return _slot(syn1neg, np.int64(r), ws[3], ws[4], ws[5], ws[9], np.int64(1))
+    b = ws.syn1neg
+    return _slot(syn1neg, np.int64(r), b.slot, b.rows, b.copies, ws.count, np.int64(1))
 
 
 @njit(**_INNER)
 def _node_slot(syn1, r, ws):
     if ws is None:
         return np.int64(r)
-    return _slot(syn1, np.int64(r), ws[6], ws[7], ws[8], ws[9], np.int64(2))
+    b = ws.syn1
+    return _slot(syn1, np.int64(r), b.slot, b.rows, b.copies, ws.count, np.int64(2))
 
 
 @njit(**_INNER)
-def _working(syn0, syn1neg, syn1, ws):
+def _working(weights, ws):
     """The matrices the part reads and writes: the shared ones (lock-free) or its buffers."""
     if ws is None:
-        return syn0, syn1neg, syn1
-    return ws[2], ws[5], ws[8]
+        return weights
+    return Weights(ws.syn0.copies, ws.syn1neg.copies, ws.syn1.copies)
 
 
 @njit(**_INNER)
-def _buffers_full(ws, need):
+def _buffers_full(ws):
     """True if one more centre word might overflow a buffer (phase must end)."""
-    count = ws[9]
+    count = ws.count
+    need = ws.need
     return (
-        count[0] + need[0] > ws[1].shape[0] - PART_PAD
-        or count[1] + need[1] > ws[4].shape[0] - PART_PAD
-        or count[2] + need[2] > ws[7].shape[0] - PART_PAD
+        count[0] + need[0] > ws.syn0.rows.shape[0] - PART_PAD
+        or count[1] + need[1] > ws.syn1neg.rows.shape[0] - PART_PAD
+        or count[2] + need[2] > ws.syn1.rows.shape[0] - PART_PAD
     )
 
 
@@ -402,13 +496,13 @@ def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alp
     it. ``outs``: int64 scratch of ``c.negative`` entries. Loops only (the skip is a loop
     run 0 or 1 times), so no reference counting survives. Returns (loss, state, nan_flag).
     """
-    _, negative, neg_prob, neg_alias, _, _, _, sigmoid, log_sigmoid = _tables(c)
-    n_words = neg_prob.size
+    negative = c.negative
+    n_words = c.neg_prob.size
     zero = np.float32(0.0)
     loss = 0.0
     bad = False
     for j in range(negative):
-        tw, state = _draw_negative(state, n_words, neg_prob, neg_alias)
+        tw, state = _draw_negative(state, n_words, c.neg_prob, c.neg_alias)
         outs[j] = tw
     for j in range(negative):
         tw = outs[j]
@@ -417,8 +511,9 @@ def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alp
             m += targets[i] != tw
         for _ in range(np.int64(m > 0)):
             o = _neg_slot(syn1neg, tw, ws)
+            g_alpha = alpha * np.float32(m)
             ls, b1 = _score_update(
-                V, _ZERO, W1, o, V, _ONE, zero, alpha * np.float32(m), sigmoid, log_sigmoid, dim
+                V, _ZERO, W1, o, V, _ONE, zero, g_alpha, c.sigmoid, c.log_sigmoid, dim
             )
             loss += ls * m
             bad |= b1
@@ -426,23 +521,33 @@ def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alp
 
 
 @njit(**_INNER)
-def _output_layer(L, li, w, err, ei, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim):
+def _output_layer(L, li, w, err, ei, work, weights, ws, c, outs, state, alpha, dim):
     """Train the output layer for the input vector ``L[li]`` and target word ``w``.
 
-    Hierarchical softmax over ``w``'s Huffman code (when ``t.hs``), then ``w`` as the
-    positive example and ``t.negative`` noise words drawn from the alias table with the LCG
-    ``state`` (word2vec.c's order of draws). ``W1``/``W2`` are the working output matrices
-    (:func:`_working`), ``t`` the unpacked tables (:func:`_tables`), ``outs`` an int64
-    scratch of ``negative + 1`` entries; ``err[ei]`` accumulates the gradient for the input
-    rows. Returns (loss, new_state, nan_flag).
+    Hierarchical softmax over ``w``'s Huffman code (when ``c.hs``), then ``w`` as the
+    positive example and ``c.negative`` noise words drawn from the alias table with the LCG
+    ``state`` (word2vec.c's order of draws). ``work`` holds the working output matrices
+    (:func:`_working`), ``weights`` the shared ones, ``c`` the :class:`KernelConfig`,
+    ``outs`` an int64 scratch of ``negative + 1`` entries; ``err[ei]`` accumulates the
+    gradient for the input rows. Returns (loss, new_state, nan_flag).
 
     Loops only, no branch around array code: numba prunes the reference counts of the
     arguments (an early ``return``/``continue`` here costs ~15 increfs per call).
     """
+    W1 = work.syn1neg
+    W2 = work.syn1
+    syn1neg = weights.syn1neg
+    syn1 = weights.syn1
+    negative = c.negative
+    neg_prob = c.neg_prob
+    neg_alias = c.neg_alias
+    codes = c.codes
+    points = c.points
+    sigmoid = c.sigmoid
+    log_sigmoid = c.log_sigmoid
     loss = np.float32(0.0)
     bad = False
-    hs, negative, neg_prob, neg_alias, codes, points, code_lengths, sigmoid, log_sigmoid = t
-    for j in range(code_lengths[w] * np.int64(hs)):
+    for j in range(c.code_lengths[w] * np.int64(c.hs)):
         s = _node_slot(syn1, points[w, j], ws)
         ls, b = _score_update(
             L, li, W2, s, err, ei, np.float32(1 - codes[w, j]), alpha, sigmoid, log_sigmoid, dim
@@ -458,22 +563,6 @@ def _output_layer(L, li, w, err, ei, W1, W2, syn1neg, syn1, ws, t, outs, state, 
         loss += ls
         bad |= b
     return loss, state, bad
-
-
-@njit(**_INNER)
-def _tables(c):
-    """The output-layer settings and tables of a :class:`KernelConfig`, unpacked once."""
-    return (
-        c.hs,
-        c.negative,
-        c.neg_prob,
-        c.neg_alias,
-        c.codes,
-        c.points,
-        c.code_lengths,
-        c.sigmoid,
-        c.log_sigmoid,
-    )
 
 
 @njit(**_INNER)
@@ -532,12 +621,17 @@ def _add_rows(W0, slots, n0, n1, grad, gi, dim):
 
 
 @njit(**_INNER)
-def _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end):
+def _part_start(offsets, span):
     """Prologue of a part's step, shared by every ``train_part``: the learning rate at the
-    slice's first token and its step per token (linear decay over ``part_tokens``), and the
-    document of position ``p_start``. Called once per step, outside the token loop.
-    Returns ``(alpha0, alpha_step, d)`` (float32, float32, int)."""
-    alpha_step = np.float32((alpha_end - alpha_start) / (part_tokens if part_tokens > 1 else 1))
+    slice's first token and its step per token (linear decay over ``span.part_tokens``),
+    and the document of position ``span.start``. Called once per step, outside the token
+    loop. Returns ``(alpha0, alpha_step, d)`` (float32, float32, int)."""
+    p_start = span.start
+    part_tokens = span.part_tokens
+    alpha_start = span.alpha_start
+    alpha_step = np.float32(
+        (span.alpha_end - alpha_start) / (part_tokens if part_tokens > 1 else 1)
+    )
     alpha0 = np.float32(alpha_start)
     # the last d with offsets[d] <= p_start (numba's np.searchsorted compiled 0.35 s more)
     lo = _ZERO

@@ -8,12 +8,102 @@ touched, in a fixed order. :func:`skembed.kernels.scheduler.train_word2vec_chunk
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
 from . import DEFAULT_PARTS, MAX_DETERMINISTIC_PARTS
 from ._core import BUFFER_FLOATS, CBOW_BATCH, PART_PAD, _seed_state
+
+
+class Scratch(NamedTuple):
+    """Scratch arrays of a train part, allocated by the caller (the train parts are compiled
+    without numba's reference-counting runtime and cannot allocate).
+
+    :func:`_scratch` allocates them for every part (a leading ``n_parts`` axis, each part's
+    block padded with :data:`PART_PAD` unused entries); :func:`_part_scratch` gives one
+    part's. Shapes below are one part's; ``n_out = negative + CBOW_BATCH``,
+    ``n_in = max(max_ctx, CBOW_BATCH)``.
+
+    Attributes
+    ----------
+    example : numpy.ndarray of shape (3, dim), float32
+        One example's input vector (row 0) and its gradient (row 1).
+    inputs : numpy.ndarray of shape (n_in, dim), float32
+        Input vectors of a block: the window's context words (skip-gram, shared
+        negatives) or the batch's context means (CBOW, shared negatives).
+    input_grads : numpy.ndarray of shape (n_in, dim), float32
+        Their gradients.
+    output_grads : numpy.ndarray of shape (n_out, dim), float32
+        Gradients of the block's output rows.
+    outputs : numpy.ndarray of shape (2 * n_out,), int64
+        The output rows (words, then working rows); CBOW keeps the noise words in the
+        second half beside their working rows.
+    alphas : numpy.ndarray of shape (n_out,), float32
+        Learning rate of each centre word of a CBOW batch.
+    ints : numpy.ndarray of shape (max(max_ctx, 4 * CBOW_BATCH),), int64
+        Integers of a block, as its train part says: the first working row of each context
+        word, four integers per centre word of a CBOW batch, or the words of a window.
+    slots : numpy.ndarray of shape (CBOW_BATCH * max_ctx * max_bag,), int64
+        Working rows of the block's input words, in gather order (``max_bag`` the most input
+        rows of a word).
+    scores : numpy.ndarray of shape (n_out, n_in), float32
+        The block's scores, then gradients, output by input (``_core._block_scores``).
+    """
+
+    example: np.ndarray
+    inputs: np.ndarray
+    input_grads: np.ndarray
+    output_grads: np.ndarray
+    outputs: np.ndarray
+    alphas: np.ndarray
+    ints: np.ndarray
+    slots: np.ndarray
+    scores: np.ndarray
+
+
+class RowBuffer(NamedTuple):
+    """One part's private copies of the rows of one matrix (deterministic mode).
+
+    Attributes
+    ----------
+    slot : numpy.ndarray of shape (n_rows,), int32
+        Slot of each row, -1 while it is not copied.
+    rows : numpy.ndarray of shape (cap,), int64
+        Row of each slot.
+    copies : numpy.ndarray of shape (cap, dim), float32
+        The copies, which the part reads and writes instead of the shared rows.
+    """
+
+    slot: np.ndarray
+    rows: np.ndarray
+    copies: np.ndarray
+
+
+class Workspace(NamedTuple):
+    """The row buffers of the buffered (deterministic) mode, one per trained matrix.
+
+    :func:`_workspaces` allocates them for every part (a leading ``n_parts`` axis);
+    :func:`_part_workspace` gives one part's, which the train parts take as ``ws``
+    (``None``: lock-free, the shared rows).
+
+    Attributes
+    ----------
+    syn0, syn1neg, syn1 : RowBuffer
+    count : numpy.ndarray of shape (PART_PAD,), int64
+        Slots in use per matrix (``count[m]``, ``m`` 0 to 2 as the fields above).
+    need : numpy.ndarray of shape (3,), int64
+        Slots one centre word may take per matrix (0: its buffer holds the whole matrix);
+        shared by the parts.
+    """
+
+    syn0: RowBuffer
+    syn1neg: RowBuffer
+    syn1: RowBuffer
+    count: np.ndarray
+    need: np.ndarray
 
 
 def _part_bounds(offsets, n_parts):
@@ -87,60 +177,50 @@ def _max_context(offsets, window):
 
 
 def _scratch(n_parts, max_ctx, negative, dim, max_bag):
-    """Scratch arrays of every part, allocated once per chunk (the per-part kernels are
-    compiled without the reference-counting runtime and cannot allocate).
+    """The :class:`Scratch` of every part, allocated once per chunk.
 
-    Per part: three ``dim`` vectors (``neu1``, ``neu1e``, the subword mean), then for
-    :func:`train_part_shared` the context input vectors and their gradients
-    ``(max_ctx, dim)``, the output-row gradients ``(negative + 1, dim)``, the output rows,
-    their labels and the context words. :func:`train_part_cbow_shared` uses the same
-    arrays for a batch of :data:`CBOW_BATCH` centre words (context means and their
-    gradients, ``CBOW_BATCH + negative`` output rows, the learning rates, four integers
-    per centre), hence the ``max`` with the batch sizes, and the working rows of the
-    batch's context words (``CBOW_BATCH * max_ctx * max_bag``, ``max_bag`` the most input
-    rows of a word), and the block's scores and gradients (output x input, filled by
-    ``_core._block_scores``). The output-row array has twice the outputs: CBOW keeps the
-    noise words there beside their working rows. Each part's block ends with
-    :data:`PART_PAD` unused entries (rows).
+    :func:`~skembed.kernels.word2vec.train_part_cbow_shared` uses the block arrays for a
+    batch of :data:`CBOW_BATCH` centre words, hence the ``max`` with the batch sizes. Each
+    part's block ends with :data:`PART_PAD` unused entries (rows).
     """
     n_out = max(negative, 0) + CBOW_BATCH
     n_in = max(max_ctx, CBOW_BATCH)
     pad = PART_PAD  # rows after each part's block: no two parts' scratch shares a cache line
-    return (
-        np.zeros((n_parts, 3 + pad, dim), dtype=np.float32),
-        np.zeros((n_parts, n_in + pad, dim), dtype=np.float32),
-        np.zeros((n_parts, n_in + pad, dim), dtype=np.float32),
-        np.zeros((n_parts, n_out + pad, dim), dtype=np.float32),
-        np.zeros((n_parts, 2 * n_out + pad), dtype=np.int64),
-        np.zeros((n_parts, n_out + pad), dtype=np.float32),
-        np.zeros((n_parts, max(max_ctx, 4 * CBOW_BATCH) + pad), dtype=np.int64),
-        np.zeros((n_parts, CBOW_BATCH * max_ctx * max_bag + pad), dtype=np.int64),
-        np.zeros((n_parts, n_out + pad, n_in), dtype=np.float32),
+    return Scratch(
+        example=np.zeros((n_parts, 3 + pad, dim), dtype=np.float32),
+        inputs=np.zeros((n_parts, n_in + pad, dim), dtype=np.float32),
+        input_grads=np.zeros((n_parts, n_in + pad, dim), dtype=np.float32),
+        output_grads=np.zeros((n_parts, n_out + pad, dim), dtype=np.float32),
+        outputs=np.zeros((n_parts, 2 * n_out + pad), dtype=np.int64),
+        alphas=np.zeros((n_parts, n_out + pad), dtype=np.float32),
+        ints=np.zeros((n_parts, max(max_ctx, 4 * CBOW_BATCH) + pad), dtype=np.int64),
+        slots=np.zeros((n_parts, CBOW_BATCH * max_ctx * max_bag + pad), dtype=np.int64),
+        scores=np.zeros((n_parts, n_out + pad, n_in), dtype=np.float32),
     )
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _part_scratch(scratch, t):
-    """Part ``t``'s slices of :func:`_scratch`."""
-    return (
-        scratch[0][t],
-        scratch[1][t],
-        scratch[2][t],
-        scratch[3][t],
-        scratch[4][t],
-        scratch[5][t],
-        scratch[6][t],
-        scratch[7][t],
-        scratch[8][t],
+def _part_scratch(s, t):
+    """Part ``t``'s :class:`Scratch`: row ``t`` of each array of :func:`_scratch`."""
+    return Scratch(
+        s.example[t],
+        s.inputs[t],
+        s.input_grads[t],
+        s.output_grads[t],
+        s.outputs[t],
+        s.alphas[t],
+        s.ints[t],
+        s.slots[t],
+        s.scores[t],
     )
 
 
-def _workspaces(n_parts, n_rows, caps, dim):
-    """Row buffers of every part for the buffered mode (see :func:`_row`).
+def _workspaces(n_parts, n_rows, caps, dim, need):
+    """The :class:`Workspace` of every part for the buffered mode (see ``_core._slot``).
 
-    Per matrix ``m`` (syn0, syn1neg, syn1): the slot of each row (-1: not
-    copied), the row of each slot, the copies; then the slots in use per
-    part and matrix. ``n_rows`` and ``caps`` of zero give empty buffers.
+    Per matrix ``m`` (syn0, syn1neg, syn1), ``n_rows[m]`` rows and ``caps[m]`` slots; the
+    slot counters of each part; ``need`` as given. ``n_rows`` and ``caps`` of zero give
+    empty buffers.
 
     The row of a slot and its copy are written when the slot is taken, before any read,
     so they are allocated uninitialised (``np.empty``): a page of a buffer becomes resident
@@ -148,44 +228,42 @@ def _workspaces(n_parts, n_rows, caps, dim):
     in full at every chunk (debdocs CBOW: 67 MB of the fit's peak RSS, 2 threads).
     """
     pad = PART_PAD
-    return (
-        np.full((n_parts, n_rows[0] + pad), -1, dtype=np.int32),
-        np.empty((n_parts, caps[0] + pad), dtype=np.int64),
-        np.empty((n_parts, caps[0] + pad, dim), dtype=np.float32),
-        np.full((n_parts, n_rows[1] + pad), -1, dtype=np.int32),
-        np.empty((n_parts, caps[1] + pad), dtype=np.int64),
-        np.empty((n_parts, caps[1] + pad, dim), dtype=np.float32),
-        np.full((n_parts, n_rows[2] + pad), -1, dtype=np.int32),
-        np.empty((n_parts, caps[2] + pad), dtype=np.int64),
-        np.empty((n_parts, caps[2] + pad, dim), dtype=np.float32),
-        np.zeros((n_parts, pad), dtype=np.int64),
-    )
+    buffers = [
+        RowBuffer(
+            slot=np.full((n_parts, n_rows[m] + pad), -1, dtype=np.int32),
+            rows=np.empty((n_parts, caps[m] + pad), dtype=np.int64),
+            copies=np.empty((n_parts, caps[m] + pad, dim), dtype=np.float32),
+        )
+        for m in range(3)
+    ]
+    return Workspace(*buffers, count=np.zeros((n_parts, pad), dtype=np.int64), need=need)
+
+
+@njit(inline="always")
+def _part_rows(b, t):
+    """Part ``t``'s :class:`RowBuffer` of one matrix."""
+    return RowBuffer(b.slot[t], b.rows[t], b.copies[t])
 
 
 def _part_workspace(phase, w, t):
-    """Part ``t``'s buffers as the ``ws`` tuple of the row accessors, ``None`` if ``phase is None``.
+    """Part ``t``'s :class:`Workspace` (the ``ws`` of the train parts), ``None`` if ``phase
+    is None``.
 
     Chosen by the type of ``phase`` when numba compiles the caller (an
     ``@overload``), so the lock-free variant carries no buffer code at all.
     """
-    return None if phase is None else tuple(w[m][t] for m in range(10))
+    if phase is None:
+        return None
+    rows = [RowBuffer(b.slot[t], b.rows[t], b.copies[t]) for b in (w.syn0, w.syn1neg, w.syn1)]
+    return Workspace(*rows, w.count[t], w.need)
 
 
 @overload(_part_workspace, inline="always")
 def _part_workspace_impl(phase, w, t):
     if isinstance(phase, (types.NoneType, types.Omitted)):
         return lambda phase, w, t: None
-    return lambda phase, w, t: (
-        w[0][t],
-        w[1][t],
-        w[2][t],
-        w[3][t],
-        w[4][t],
-        w[5][t],
-        w[6][t],
-        w[7][t],
-        w[8][t],
-        w[9][t],
+    return lambda phase, w, t: Workspace(
+        _part_rows(w.syn0, t), _part_rows(w.syn1neg, t), _part_rows(w.syn1, t), w.count[t], w.need
     )
 
 
@@ -198,15 +276,15 @@ def _merge_phase(syn0, syn1neg, syn1, w, n_parts, thread, n_threads, orig):
     touched in the phase are visited, part by part in part order. A row copied by one part
     only is copied back; a row copied by several parts becomes its shared value plus each
     part's change (copy minus shared value), added in part order. Thread timing and the
-    thread count play no role. The slot counters (``w[9]``) are read, not reset: each part
+    thread count play no role. The slot counters (``w.count``) are read, not reset: each part
     resets its own before its next phase (:func:`skembed.kernels.scheduler._run_chunk`, the
     phase loop). ``orig``: float32 (dim,), the thread's scratch row (a row of its part's
     scratch that no part uses between the barriers).
     """
     # np.int64(m), not the literal m: numba would compile one _merge_matrix per literal
-    _merge_matrix(syn0, w[0], w[1], w[2], w[9], np.int64(0), n_parts, thread, n_threads, orig)
-    _merge_matrix(syn1neg, w[3], w[4], w[5], w[9], np.int64(1), n_parts, thread, n_threads, orig)
-    _merge_matrix(syn1, w[6], w[7], w[8], w[9], np.int64(2), n_parts, thread, n_threads, orig)
+    _merge_matrix(syn0, w.syn0, w.count, np.int64(0), n_parts, thread, n_threads, orig)
+    _merge_matrix(syn1neg, w.syn1neg, w.count, np.int64(1), n_parts, thread, n_threads, orig)
+    _merge_matrix(syn1, w.syn1, w.count, np.int64(2), n_parts, thread, n_threads, orig)
 
 
 # without numba's runtime and CPython wrapper: it allocates nothing (``orig`` is the caller's)
@@ -219,8 +297,8 @@ def _merge_phase(syn0, syn1neg, syn1, w, n_parts, thread, n_threads, orig):
     no_cpython_wrapper=True,
     no_cfunc_wrapper=True,
 )
-def _merge_matrix(mat, slot, rows, buf, count, m, n_parts, thread, n_threads, orig):
-    """:func:`_merge_phase` for one matrix (``slot``/``rows``/``buf`` of every part), the
+def _merge_matrix(mat, b, count, m, n_parts, thread, n_threads, orig):
+    """:func:`_merge_phase` for one matrix (``b`` its :class:`RowBuffer` of every part), the
     rows ``r % n_threads == thread`` only.
 
     A row several parts copied is updated one part at a time over the whole row (the
@@ -229,6 +307,9 @@ def _merge_matrix(mat, slot, rows, buf, count, m, n_parts, thread, n_threads, or
     element-by-element merge (no fast-math here), so the result is bit-identical.
     """
     dim = mat.shape[1]
+    slot = b.slot
+    rows = b.rows
+    buf = b.copies
     for t in range(n_parts):
         for i in range(count[t, m]):
             r = rows[t, i]

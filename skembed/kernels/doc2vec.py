@@ -73,7 +73,6 @@ from ._core import (
     _score_shared_noise,
     _score_update,
     _table_index,
-    _tables,
     _uniform,
     _working,
 )
@@ -122,52 +121,34 @@ def document_seed(ids, seed):
 
 
 @njit(**_PART)
-def train_part(
-    syn0,
-    syn1neg,
-    syn1,
-    ids,
-    offsets,
-    doc_rows,
-    c,
-    dm,
-    dbow_words,
-    p_start,
-    p_end,
-    part_start,
-    part_tokens,
-    alpha_start,
-    alpha_end,
-    state,
-    ws,
-    need,
-    tmp,
-):
-    """Train the centre tokens ``p_start .. p_end - 1`` of one thread's slice.
+def train_part(weights, chunk, c, span, state, ws, tmp):
+    """Train the centre tokens ``span.start .. span.end - 1`` of one thread's slice.
 
-    The parameters and return value of
-    :func:`skembed.kernels.word2vec.train_part`, plus ``doc_rows`` (the row
-    of ``syn0`` holding the document vector of each piece) and ``dm``,
-    ``dbow_words``. Rows are read and written through the word2vec kernel's
-    slot accessors and ``_output_layer``, so the deterministic buffered mode
-    (``ws`` a tuple; ``None``: lock-free) works unchanged; ``tmp`` the part's scratch
-    (:func:`skembed.kernels._phases._scratch`). Returns
-    ``(loss, n_examples, nan, p_next, state)``.
+    The parameters and return value of :func:`skembed.kernels.word2vec.train_part`;
+    ``chunk.doc`` (:class:`~skembed.kernels._core.Documents`) holds the row of ``syn0``
+    with the document vector of each piece and the mode (``dm``, ``dbow_words``). Rows are
+    read and written through the word2vec kernel's slot accessors and ``_output_layer``, so
+    the deterministic buffered mode (``ws`` a workspace; ``None``: lock-free) works
+    unchanged. Returns ``(loss, n_examples, nan, p_next, state)``.
     """
+    syn0 = weights.syn0
+    ids, offsets, doc_rows = chunk.ids, chunk.offsets, chunk.doc.rows
+    dm, dbow_words = chunk.doc.dm, chunk.doc.dbow_words
     dim = syn0.shape[1]
     window = c.window
-    t = _tables(c)
-    W0, W1, W2 = _working(syn0, syn1neg, syn1, ws)
-    V = tmp[0]  # rows: 0 the input vector, 1 its gradient
-    outs = tmp[4]
-    slots = tmp[7]  # PV-DM: working rows of the document and its context words
-    alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
+    work = _working(weights, ws)
+    W0 = work.syn0
+    V = tmp.example  # rows: 0 the input vector, 1 its gradient
+    outs = tmp.outputs
+    slots = tmp.slots  # PV-DM: working rows of the document and its context words
+    alpha0, alpha_step, d = _part_start(offsets, span)
+    p_start, p_end, part_start = span.start, span.end, span.part_start
     loss_sum = 0.0
     n_examples = 0.0
     zero = np.float32(0.0)
     for p in range(p_start, p_end):
         if ws is not None:
-            if _buffers_full(ws, need):
+            if _buffers_full(ws):
                 return loss_sum, n_examples, False, p, state
         d, w, lo, hi, state = _centre(ids, offsets, d, p, window, dm or dbow_words, state)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
@@ -183,7 +164,7 @@ def train_part(
             for k in range(dim):
                 V[0, k] *= inv
             ls, state, bad = _output_layer(
-                V, 0, w, V, 1, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim
+                V, 0, w, V, 1, work, weights, ws, c, outs, state, alpha, dim
             )
             if bad:
                 return loss_sum, n_examples, True, p, state
@@ -199,7 +180,7 @@ def train_part(
             for k in range(dim):
                 V[1, k] = zero
             ls, state, bad = _output_layer(
-                W0, r, w, V, 1, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim
+                W0, r, w, V, 1, work, weights, ws, c, outs, state, alpha, dim
             )
             if bad:
                 return loss_sum, n_examples, True, p, state
@@ -216,10 +197,7 @@ DBOW_BATCH = 4
 
 
 @njit(**_PART)
-def train_part_dbow_shared(
-    syn0, syn1neg, ids, offsets, doc_rows, c, p_start, p_end, part_start, part_tokens,
-    alpha_start, alpha_end, state, ws, need, tmp,
-):  # fmt: skip
+def train_part_dbow_shared(weights, chunk, c, span, state, ws, tmp):
     """PV-DBOW (negative sampling, no word training) with negatives shared by a batch.
 
     Same parameters and return value as :func:`train_part` (``dm=0``, ``dbow_words=0``,
@@ -232,14 +210,19 @@ def train_part_dbow_shared(
     context word). Per batch of ``B`` words that is ``B + negative`` scores and one
     draw instead of ``B * (1 + negative)`` scores and ``B`` draws.
     """
+    syn0, syn1neg = weights.syn0, weights.syn1neg
+    ids, offsets, doc_rows = chunk.ids, chunk.offsets, chunk.doc.rows
     dim = syn0.shape[1]
     sigmoid = c.sigmoid
     log_sigmoid = c.log_sigmoid
-    W0, W1, _ = _working(syn0, syn1neg, syn1neg, ws)
-    V = tmp[0]  # rows: 0 the document vector at the batch's start, 1 its summed gradient
-    outs = tmp[4]
-    batch = tmp[6]  # the batch's words as int64, the type FastText's bag passes to the noise
-    alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
+    work = _working(weights, ws)
+    W0 = work.syn0
+    W1 = work.syn1neg
+    V = tmp.example  # rows: 0 the document vector at the batch's start, 1 its summed gradient
+    outs = tmp.outputs
+    batch = tmp.ints  # the batch's words as int64, the type FastText's bag passes to the noise
+    alpha0, alpha_step, d = _part_start(offsets, span)
+    p_start, p_end, part_start = span.start, span.end, span.part_start
     loss_sum = 0.0
     n_examples = 0.0
     one = np.float32(1.0)
@@ -247,7 +230,7 @@ def train_part_dbow_shared(
     p = p_start
     while p < p_end:
         if ws is not None:
-            if _buffers_full(ws, need):
+            if _buffers_full(ws):
                 return loss_sum, n_examples, False, p, state
         d, w, lo, hi, state = _centre(ids, offsets, d, p, _ONE, _FALSE, state)
         end = p + DBOW_BATCH  # the batch ends at the document's end or the step's

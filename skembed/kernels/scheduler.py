@@ -6,19 +6,23 @@ deterministically in phases of ``phase`` centre tokens per part, each phase endi
 barrier (:mod:`skembed.kernels._sync`) followed by the merge of the rows it touched
 (:func:`skembed.kernels._phases._merge_phase`). The phase loop is written once
 (:func:`_run_chunk`); each variant supplies only its ``train_part``, and has its own
-compiled entry point (:data:`ENTRIES`) into which numba inlines the loop and a step
-(``_skipgram``, ``_bag``, ...) that maps the loop's call onto the train part's signature:
+compiled entry point (:data:`ENTRIES`) into which numba inlines the loop. Every train part
+takes the same few named structures, ``train_part(weights, chunk, c, span, state, ws, tmp)``
+(:class:`~skembed.kernels._core.Weights`, :class:`~skembed.kernels._core.Chunk`,
+:class:`~skembed.kernels._core.KernelConfig`, :class:`~skembed.kernels._core.Span`, the LCG
+state, the part's :class:`~skembed.kernels._phases.Workspace` or ``None`` and its
+:class:`~skembed.kernels._phases.Scratch`):
 
-- ``doc is None`` (Word2Vec, FastText): ``variant`` selects
+- ``chunk.doc is None`` (Word2Vec, FastText): ``variant`` selects
   :func:`~skembed.kernels.word2vec.train_part` (:data:`PER_EXAMPLE`),
   :func:`~skembed.kernels.word2vec.train_part_shared` (:data:`SHARED_SKIPGRAM`),
   :func:`~skembed.kernels.word2vec.train_part_bag` (:data:`SHARED_BAG`) or
   :func:`~skembed.kernels.word2vec.train_part_cbow_shared` (:data:`SHARED_CBOW`);
-- ``doc = (doc_rows, dm, dbow_words, shared)`` (Doc2Vec):
-  :func:`skembed.kernels.doc2vec.train_part`, or with ``shared`` (pure PV-DBOW, negative sampling)
-  :func:`~skembed.kernels.doc2vec.train_part_dbow_shared`.
+- ``chunk.doc`` a :class:`~skembed.kernels._core.Documents` (Doc2Vec):
+  :func:`skembed.kernels.doc2vec.train_part`, or :data:`SHARED_DBOW` (pure PV-DBOW, negative
+  sampling) :func:`~skembed.kernels.doc2vec.train_part_dbow_shared`.
 
-``sub is None`` and ``phase is None`` are decided by the *type* of the argument when numba
+``chunk.sub is None`` and ``phase is None`` are decided by the *type* of the argument when numba
 compiles an entry point, so every variant is its own machine code with no branch on the
 variant in its inner loops (such branches cost ~30%), and a first fit with an empty numba
 cache compiles the one train part it runs, not all four. Without ``prange`` (no
@@ -41,6 +45,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -49,6 +54,7 @@ from numba.core import event
 
 from . import doc2vec as _d2v
 from . import word2vec as _w2v
+from ._core import Chunk, Documents, KernelConfig, Span, Subwords, Weights
 from ._phases import (  # noqa: F401  (training_partition: re-exported for the engines)
     _buffer_sizes,
     _max_bag,
@@ -76,101 +82,101 @@ SHARED_CBOW = 3
 SHARED_DBOW = 4
 
 
-# Each variant's step: the one signature the phase loop calls, mapped onto its train part's.
-# ``inline="always"``: numba inlines them into the variant's entry point (``_chunk_*`` below)
-# and never compiles them alone (an ``@overload`` would: a full compile of a wrapper that
-# links the whole train part, about 0.5 s of every first fit, thrown away).
+class Job(NamedTuple):
+    """What every thread of one chunk trains (only ``weights`` is written).
+
+    Attributes
+    ----------
+    weights : Weights
+    chunk : Chunk
+    config : KernelConfig
+    phase : int or None
+        Centre tokens per part and phase (deterministic); ``None``: lock-free. Its type
+        selects the code numba compiles (no buffer code in the lock-free variant).
+    alpha_start, alpha_end : float
+        Learning rate at the first and last token of each part's slice.
+    """
+
+    weights: Weights
+    chunk: Chunk
+    config: KernelConfig
+    phase: object
+    alpha_start: float
+    alpha_end: float
 
 
-@njit(inline="always")
-def _skipgram(
-    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
-):
-    return _w2v.train_part_shared(
-        syn0, syn1neg, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
-    )
-
-
-@njit(inline="always")
-def _bag(doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp):
-    return _w2v.train_part_bag(
-        syn0, syn1neg, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
-    )
-
-
-@njit(inline="always")
-def _cbow(
-    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
-):
-    return _w2v.train_part_cbow_shared(
-        syn0, syn1neg, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
-    )
-
-
-@njit(inline="always")
-def _word2vec(
-    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
-):
-    return _w2v.train_part(
-        syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
-    )
-
-
-@njit(inline="always")
-def _dbow(
-    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
-):
-    return _d2v.train_part_dbow_shared(
-        syn0, syn1neg, ids, offsets, doc[0], c, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
-    )
-
-
-@njit(inline="always")
-def _doc2vec(
-    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, p0, p1, ps, pt, a0, a1, st, ws, need, tmp
-):
-    return _d2v.train_part(
-        syn0, syn1neg, syn1, ids, offsets, doc[0], c, doc[1], doc[2], p0, p1, ps, pt, a0, a1, st,
-        ws, need, tmp,
-    )  # fmt: skip
-
-
-def _phase_state(syn0, syn1neg, syn1, offsets, c, doc, variant, phase, seed, n_parts):
+class PhaseState(NamedTuple):
     """Everything :func:`run_phases` keeps across the phases of one chunk, allocated once.
 
-    Plain Python and numpy (setting up is not the hot loop, and compiling it cost a first
-    fit about a second per variant). Returns ``stats`` (float64, (n_parts, 3)), the parts'
-    first and end tokens, LCG states and positions, the slots one centre token may take
-    (``need``), the workspaces of the buffered mode
-    (:func:`~skembed.kernels._phases._workspaces`), the scratch arrays and the phase length
-    in centre tokens (``2 ** 62`` lock-free: one phase).
+    Attributes
+    ----------
+    stats : numpy.ndarray of shape (n_parts, 3), float64
+        Summed loss, number of examples and a NaN flag per part.
+    starts, ends : numpy.ndarray of shape (n_parts,), int64
+        First and end token of each part's slice.
+    states : numpy.ndarray of shape (n_parts,), uint64
+        LCG state of each part.
+    pos : numpy.ndarray of shape (n_parts,), int64
+        Next centre token of each part.
+    workspace : skembed.kernels._phases.Workspace
+        The parts' row buffers (empty lock-free).
+    scratch : skembed.kernels._phases.Scratch
+        The parts' scratch arrays.
+    step : int
+        Phase length in centre tokens (``2 ** 62`` lock-free: one phase).
     """
+
+    stats: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    states: np.ndarray
+    pos: np.ndarray
+    workspace: object
+    scratch: object
+    step: int
+
+
+def _phase_state(job, variant, seed, n_parts):
+    """The :class:`PhaseState` of one chunk.
+
+    Plain Python and numpy (setting up is not the hot loop, and compiling it cost a first
+    fit about a second per variant). The workspaces of the buffered mode
+    (:func:`~skembed.kernels._phases._workspaces`) hold the slots one centre token may take.
+    """
+    syn0, syn1neg, syn1 = job.weights
+    c, offsets, doc = job.config, job.chunk.offsets, job.chunk.doc
     dim = syn0.shape[1]
     stats = np.zeros((n_parts, 3), dtype=np.float64)
     starts, ends, states = _part_starts(offsets, seed, n_parts)
-    pos = starts.copy()
     n_rows = np.array([syn0.shape[0], syn1neg.shape[0], syn1.shape[0]], dtype=np.int64)
     max_ctx = _max_context(offsets, c.window)
     if doc is None:
         caps, need = _buffer_sizes(c, n_rows, dim, variant != PER_EXAMPLE, max_ctx)
     else:  # Doc2Vec: at least twice what one token takes in each matrix
-        need = _d2v._needs(c, doc[1], doc[2], doc[3], max_ctx)
+        need = _d2v._needs(c, doc.dm, doc.dbow_words, variant == SHARED_DBOW, max_ctx)
         caps, _ = _buffer_sizes(c, n_rows, dim, False, max_ctx)
         caps = np.minimum(n_rows, np.maximum(caps, 2 * need))
         need[caps >= n_rows] = 0
-    if phase is None:
+    if job.phase is None:
         step = np.int64(1) << 62
         caps[:] = 0
         n_rows[:] = 0
     else:
-        step = np.int64(phase)
-    w = _workspaces(n_parts, n_rows, caps, dim)
-    scratch = _scratch(n_parts, max_ctx, c.negative, dim, _max_bag(c))
-    return stats, starts, ends, states, pos, need, w, scratch, step
+        step = np.int64(job.phase)
+    return PhaseState(
+        stats=stats,
+        starts=starts,
+        ends=ends,
+        states=states,
+        pos=starts.copy(),
+        workspace=_workspaces(n_parts, n_rows, caps, dim, need),
+        scratch=_scratch(n_parts, max_ctx, c.negative, dim, _max_bag(c)),
+        step=step,
+    )
 
 
 @njit(inline="always")
-def _run_chunk(train, data, first, n_threads, sync, state):
+def _run_chunk(train, job, first, n_threads, sync, state):
     """One thread's whole chunk: its parts phase by phase, a :func:`~._sync.barrier` after each.
 
     In each phase the thread trains parts ``first, first + n_threads, ...`` in turn, each up
@@ -183,12 +189,23 @@ def _run_chunk(train, data, first, n_threads, sync, state):
     where no thread writes it, so all agree (read anywhere else, one thread could see the
     last tokens done by another, leave, and let the other wait forever).
 
-    ``train`` is the variant's step (``_skipgram``, ...); ``data`` the chunk, its tables and
-    learning rates, ``state`` what :func:`_phase_state` returns. Never compiled alone: numba
+    ``train`` is the variant's train part; ``job`` the chunk, its tables and learning
+    rates (:class:`Job`), ``state`` its :class:`PhaseState`. Never compiled alone: numba
     inlines it into each entry point of :data:`ENTRIES`.
     """
-    syn0, syn1neg, syn1, ids, offsets, c, sub, doc, phase, alpha_start, alpha_end = data
-    stats, starts, ends, states, pos, need, w, scratch, step = state
+    # every array this loop writes has a name of its own, bound here: numba's dead-code
+    # elimination (run on this loop, into which numba inlines calls) does not see an array
+    # reached through a named tuple's attribute as that tuple's, and drops a write to it
+    # whose array is not read again (``state.states[t] = st`` would vanish)
+    w, scratch, step = state.workspace, state.scratch, state.step
+    stats, starts, ends, states, pos, count = (
+        state.stats,
+        state.starts,
+        state.ends,
+        state.states,
+        state.pos,
+        w.count,
+    )
     n_parts = pos.shape[0]
     more = False
     for t in range(n_parts):
@@ -200,15 +217,17 @@ def _run_chunk(train, data, first, n_threads, sync, state):
     while more:
         for t in range(first, n_parts, n_threads):
             for m in range(3):  # its slots were merged (or never used): count from 0
-                w[9][t, m] = 0
+                count[t, m] = 0
             if pos[t] < ends[t]:
-                ws = _part_workspace(phase, w, t)
+                end = ends[t] if ends[t] < pos[t] + step else pos[t] + step
+                span = Span(
+                    pos[t], end, starts[t], ends[t] - starts[t], job.alpha_start, job.alpha_end
+                )
+                ws = _part_workspace(job.phase, w, t)
                 tmp = _part_scratch(scratch, t)
                 loss, nex, bad, p, st = train(
-                    doc, syn0, syn1neg, syn1, ids, offsets, c, sub, pos[t],
-                    ends[t] if ends[t] < pos[t] + step else pos[t] + step, starts[t],
-                    ends[t] - starts[t], alpha_start, alpha_end, states[t], ws, need, tmp,
-                )  # fmt: skip
+                    job.weights, job.chunk, job.config, span, states[t], ws, tmp
+                )
                 stats[t, 0] += loss
                 stats[t, 1] += nex
                 states[t] = st
@@ -220,49 +239,51 @@ def _run_chunk(train, data, first, n_threads, sync, state):
         more = False  # ``pos`` holds still until the next barrier: all threads agree
         for t in range(n_parts):
             more |= pos[t] < ends[t]
-        if phase is not None:
-            _merge_phase(syn0, syn1neg, syn1, w, n_parts, first, n_threads, scratch[0][first, 0])
+        if job.phase is not None:
+            syn0, syn1neg, syn1 = job.weights
+            orig = scratch.example[first, 0]
+            _merge_phase(syn0, syn1neg, syn1, w, n_parts, first, n_threads, orig)
         if barrier(sync, n_threads):
             return
 
 
-# One compiled entry point per train part: the phase loop and the variant's step inlined
-# into it by numba, the train part linked in. Without numba's reference-counting runtime
+# One compiled entry point per train part: the phase loop inlined into it by numba, the
+# train part linked in. Without numba's reference-counting runtime
 # (``_nrt=False``, as the train parts): with it, every array view in their loops took an
 # atomic increment and decrement, and PV-DBOW trained at half speed (BBC News, one thread).
 # Six written-out functions, not a factory: numba's disk cache takes module-level functions
 # only (the closures of a factory were compiled again in every new process, tried with numba
-# 0.68), and a step passed as an argument would be compiled on its own, train part linked.
+# 0.68).
 
 
 @njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
-def _chunk_skipgram(data, first, n_threads, sync, state):
-    _run_chunk(_skipgram, data, first, n_threads, sync, state)
+def _chunk_skipgram(job, first, n_threads, sync, state):
+    _run_chunk(_w2v.train_part_shared, job, first, n_threads, sync, state)
 
 
 @njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
-def _chunk_bag(data, first, n_threads, sync, state):
-    _run_chunk(_bag, data, first, n_threads, sync, state)
+def _chunk_bag(job, first, n_threads, sync, state):
+    _run_chunk(_w2v.train_part_bag, job, first, n_threads, sync, state)
 
 
 @njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
-def _chunk_cbow(data, first, n_threads, sync, state):
-    _run_chunk(_cbow, data, first, n_threads, sync, state)
+def _chunk_cbow(job, first, n_threads, sync, state):
+    _run_chunk(_w2v.train_part_cbow_shared, job, first, n_threads, sync, state)
 
 
 @njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
-def _chunk_word2vec(data, first, n_threads, sync, state):
-    _run_chunk(_word2vec, data, first, n_threads, sync, state)
+def _chunk_word2vec(job, first, n_threads, sync, state):
+    _run_chunk(_w2v.train_part, job, first, n_threads, sync, state)
 
 
 @njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
-def _chunk_dbow(data, first, n_threads, sync, state):
-    _run_chunk(_dbow, data, first, n_threads, sync, state)
+def _chunk_dbow(job, first, n_threads, sync, state):
+    _run_chunk(_d2v.train_part_dbow_shared, job, first, n_threads, sync, state)
 
 
 @njit(cache=True, nogil=True, _nrt=False, no_cfunc_wrapper=True)
-def _chunk_doc2vec(data, first, n_threads, sync, state):
-    _run_chunk(_doc2vec, data, first, n_threads, sync, state)
+def _chunk_doc2vec(job, first, n_threads, sync, state):
+    _run_chunk(_d2v.train_part, job, first, n_threads, sync, state)
 
 
 #: the compiled entry point of each (family, variant): ``(doc is None, variant)``
@@ -276,10 +297,7 @@ ENTRIES = {
 }
 
 
-def run_phases(
-    syn0, syn1neg, syn1, ids, offsets, c, sub, doc, variant, phase, alpha_start, alpha_end, seed,
-    n_parts,
-):  # fmt: skip
+def run_phases(job, variant, seed, n_parts):
     """Train one corpus chunk with ``n_parts`` parts: the family's one phase loop.
 
     The parts run on Python threads (the calling one and ``n_threads - 1`` started per
@@ -287,34 +305,24 @@ def run_phases(
     variant's entry of :data:`ENTRIES`, running :func:`_run_chunk`; gensim's scheme of
     threads in ``nogil`` code), ``n_threads`` = ``min(numba.get_num_threads(), n_parts)``
     (the estimators set numba's thread count from ``n_jobs``): thread ``k`` runs parts
-    ``k, k + n_threads, ...``. Lock-free (``phase is None``), each thread trains its whole
-    slice and meets the others only at the chunk's start and end (Hogwild); deterministic,
-    each phase trains ``phase`` centre tokens per part and ends at a barrier
-    (:func:`skembed.kernels._sync.barrier`), then the threads merge the rows the phase
-    touched, each row by one thread in part order
+    ``k, k + n_threads, ...``. Lock-free (``job.phase is None``), each thread trains its
+    whole slice and meets the others only at the chunk's start and end (Hogwild);
+    deterministic, each phase trains ``job.phase`` centre tokens per part and ends at a
+    barrier (:func:`skembed.kernels._sync.barrier`), then the threads merge the rows the
+    phase touched, each row by one thread in part order
     (:func:`~skembed.kernels._phases._merge_phase`), so the vectors do not depend on the
     threads. Python threads rather than numba's ``prange``: parfor lowering took seconds of
     every variant's first compilation.
 
     Parameters
     ----------
-    syn0, syn1neg, syn1 : numpy.ndarray of shape (n_rows, dim), float32
-        Input and output matrices, updated in place.
-    ids : numpy.ndarray of shape (n_tokens,), int32
-    offsets : numpy.ndarray of shape (n_docs + 1,), int64
-    c : skembed.kernels.word2vec.KernelConfig
-    sub : tuple (indptr int64, indices int32) or None
-        FastText's subword rows of each word; ``None``: word ``w`` is row ``w``.
-    doc : tuple (doc_rows int64 (n_docs,), dm bool, dbow_words bool, shared bool) or None
-        Doc2Vec's document rows and mode; ``None``: Word2Vec/FastText.
+    job : Job
+        The weights (updated in place), the chunk, the configuration, the phase length and
+        the learning rates.
     variant : int
         The train part (Word2Vec/FastText: :data:`PER_EXAMPLE` ... :data:`SHARED_CBOW`;
         Doc2Vec: :data:`PER_EXAMPLE` or :data:`SHARED_DBOW`): which entry point of
         :data:`ENTRIES` runs.
-    phase : int or None
-        Centre tokens per part and phase (deterministic); ``None``: lock-free.
-    alpha_start, alpha_end : float
-        Learning rate at the first and last token of each part's slice.
     seed : int
     n_parts : int
 
@@ -323,17 +331,16 @@ def run_phases(
     stats : numpy.ndarray of shape (n_parts, 3), float64
         Summed loss, number of examples and a NaN flag (1.0) per part.
     """
-    chunk = ENTRIES[(doc is None, variant)]
-    state = _phase_state(syn0, syn1neg, syn1, offsets, c, doc, variant, phase, seed, n_parts)
+    chunk = ENTRIES[(job.chunk.doc is None, variant)]
+    state = _phase_state(job, variant, seed, n_parts)
     n_threads = max(1, min(int(numba.get_num_threads()), int(n_parts)))
-    data = (syn0, syn1neg, syn1, ids, offsets, c, sub, doc, phase, alpha_start, alpha_end)
     sync = new_barrier()
 
     def stop_the_others():  # they stop at their next barrier; the error is raised after
         sync[ABORT] = 1
 
-    on_threads(lambda k: chunk(data, k, n_threads, sync, state), n_threads, stop_the_others)
-    return state[0]
+    on_threads(lambda k: chunk(job, k, n_threads, sync, state), n_threads, stop_the_others)
+    return state.stats
 
 
 class _CompileNotice(event.Listener):
@@ -399,7 +406,7 @@ def train_word2vec_chunk(
     chooses the train part once per chunk.
     """
     c = config
-    sub = (c.sub_indptr, c.sub_indices) if c.sub_indptr.shape[0] > 0 else None
+    sub = Subwords(c.sub_indptr, c.sub_indices) if c.sub_indptr.shape[0] > 0 else None
     phase = int(c.sync_tokens) if (c.sync_tokens > 0 and n_parts > 1) else None
     # CBOW with subword rows (FastText) keeps per-example negatives: measured 1.03-1.09x
     # only (the n-gram bags dominate) and its quality not measured over seeds
@@ -412,16 +419,26 @@ def train_word2vec_chunk(
         variant = SHARED_BAG
     else:
         variant = SHARED_SKIPGRAM
-    return run_phases(
-        syn0, syn1neg, syn1, ids, offsets, c, sub, None, variant, phase, alpha_start, alpha_end,
-        seed, n_parts,
-    )  # fmt: skip
+    chunk = Chunk(ids, offsets, sub, None)
+    job = Job(Weights(syn0, syn1neg, syn1), chunk, c, phase, alpha_start, alpha_end)
+    return run_phases(job, variant, seed, n_parts)
 
 
 def train_doc2vec_chunk(
-    syn0, syn1neg, syn1, ids, offsets, doc_rows, config, dm, dbow_words, alpha_start, alpha_end,
-    seed, n_parts,
-):  # fmt: skip
+    syn0,
+    syn1neg,
+    syn1,
+    ids,
+    offsets,
+    doc_rows,
+    config,
+    dm,
+    dbow_words,
+    alpha_start,
+    alpha_end,
+    seed,
+    n_parts,
+):
     """Train paragraph vectors on one corpus chunk split into ``n_parts`` slices of pieces.
 
     Parameters
@@ -455,8 +472,6 @@ def train_doc2vec_chunk(
     phase = int(c.sync_tokens) if (c.sync_tokens > 0 and n_parts > 1) else None
     # pure PV-DBOW with negative sampling only: the batched kernel (shared negatives)
     shared = bool(c.shared_negatives and not dm and not dbow_words and not c.hs and c.negative > 0)
-    doc = (doc_rows, bool(dm), bool(dbow_words), shared)
-    return run_phases(
-        syn0, syn1neg, syn1, ids, offsets, c, None, doc, SHARED_DBOW if shared else PER_EXAMPLE,
-        phase, alpha_start, alpha_end, seed, n_parts,
-    )  # fmt: skip
+    chunk = Chunk(ids, offsets, None, Documents(doc_rows, bool(dm), bool(dbow_words)))
+    job = Job(Weights(syn0, syn1neg, syn1), chunk, c, phase, alpha_start, alpha_end)
+    return run_phases(job, SHARED_DBOW if shared else PER_EXAMPLE, seed, n_parts)

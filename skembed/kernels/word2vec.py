@@ -121,7 +121,6 @@ from ._core import (  # noqa: F401  (KernelConfig, prepare_chunk and the pair bu
     _score_update,
     _seed_state,
     _table_index,
-    _tables,
     _working,
 )
 from ._prepare import prepare_chunk
@@ -141,80 +140,62 @@ __all__ = [
 
 
 @njit(**_PART)
-def train_part(
-    syn0,
-    syn1neg,
-    syn1,
-    ids,
-    offsets,
-    c,
-    sub,
-    p_start,
-    p_end,
-    part_start,
-    part_tokens,
-    alpha_start,
-    alpha_end,
-    state,
-    ws,
-    need,
-    tmp,
-):
-    """Train on the centre tokens ``p_start .. p_end - 1`` of one thread's slice.
+def train_part(weights, chunk, c, span, state, ws, tmp):
+    """Train on the centre tokens ``span.start .. span.end - 1`` of one thread's slice.
 
     Parameters
     ----------
-    syn0, syn1neg, syn1, ids, offsets, c
-        As :func:`~skembed.kernels.scheduler.train_word2vec_chunk` (``c`` the :class:`KernelConfig`).
-    sub : tuple (indptr int64, indices int32) or None
-        The input rows of each word (FastText subwords), or ``None``: word
-        ``w`` is row ``w`` (``c.sub_indptr``/``c.sub_indices`` are not read).
-    p_start, p_end : int
-        Token positions (in ``ids``) to train as centre words; windows
-        extend over the whole document, never across documents.
-    part_start, part_tokens : int
-        First token and length of the thread's slice: the learning rate
-        decays linearly from ``alpha_start`` to ``alpha_end`` over it.
+    weights : skembed.kernels._core.Weights
+        The shared matrices, updated in place (through ``ws`` in deterministic mode).
+    chunk : skembed.kernels._core.Chunk
+        The chunk's ids and document offsets; ``chunk.sub`` the input rows of each word
+        (FastText subwords), or ``None``: word ``w`` is row ``w`` (``c.sub_indptr``/
+        ``c.sub_indices`` are not read).
+    c : KernelConfig
+    span : skembed.kernels._core.Span
+        The centre tokens to train (``span.start .. span.end - 1``) and the learning-rate
+        schedule of the part's slice.
     state : uint64
         LCG state (window draws and negatives).
-    ws : tuple or None
+    ws : skembed.kernels._phases.Workspace or None
         The part's row buffers (``_part_workspace``): read and write private
         row copies instead of the shared matrices (the deterministic mode of
         :func:`~skembed.kernels.scheduler.train_word2vec_chunk`); ``None``: the shared rows (lock-free).
-    need : numpy.ndarray of shape (3,), int64
-        Buffer slots one centre word may need per matrix (0: cannot overflow).
-    tmp : tuple
-        The part's scratch arrays (:func:`_scratch`), allocated by the caller.
+    tmp : skembed.kernels._phases.Scratch
+        The part's scratch arrays, allocated by the caller.
 
     Returns
     -------
     loss, n_examples : float
     nan : bool
     p_next : int
-        First position not trained (``p_end`` unless a buffer filled up).
+        First position not trained (``span.end`` unless a buffer filled up).
     state : uint64
 
     Notes
     -----
-    The configuration and the workspaces are unpacked once here and every row is
-    addressed as ``matrix[row, k]``: the loop does no reference counting (numba cannot
-    prune the increfs of row views and of array arguments passed around branches).
+    The structures are unpacked once here and every row is addressed as
+    ``matrix[row, k]``: the loop does no reference counting (numba cannot prune the
+    increfs of row views and of array arguments passed around branches).
     """
+    syn0, syn1neg, syn1 = weights
+    ids, offsets, sub = chunk.ids, chunk.offsets, chunk.sub
     dim = syn0.shape[1]
     window = c.window
     sg = c.sg
-    t = _tables(c)
-    W0, W1, W2 = _working(syn0, syn1neg, syn1, ws)
-    V = tmp[0]  # rows: 0 the input vector (neu1), 1 its gradient (neu1e)
-    outs = tmp[4]
-    slots = tmp[7]  # working rows of the input vector's rows
-    alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
+    work = _working(weights, ws)
+    W0 = work.syn0
+    V = tmp.example  # rows: 0 the input vector (neu1), 1 its gradient (neu1e)
+    outs = tmp.outputs
+    slots = tmp.slots  # working rows of the input vector's rows
+    alpha0, alpha_step, d = _part_start(offsets, span)
+    p_start, p_end, part_start = span.start, span.end, span.part_start
     loss_sum = 0.0
     n_examples = 0.0
     zero = np.float32(0.0)
     for p in range(p_start, p_end):
         if ws is not None:
-            if _buffers_full(ws, need):
+            if _buffers_full(ws):
                 return loss_sum, n_examples, False, p, state
         d, w, lo, hi, state = _centre(ids, offsets, d, p, window, _TRUE, state)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
@@ -234,7 +215,7 @@ def train_part(
                 for k in range(dim):
                     V[1, k] = zero
                 ls, state, bad = _output_layer(
-                    V, 0, tgt, V, 1, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim
+                    V, 0, tgt, V, 1, work, weights, ws, c, outs, state, alpha, dim
                 )
                 if bad:
                     return loss_sum, n_examples, True, p, state
@@ -255,7 +236,7 @@ def train_part(
             for k in range(dim):
                 V[0, k] *= inv
             ls, state, bad = _output_layer(
-                V, 0, w, V, 1, W1, W2, syn1neg, syn1, ws, t, outs, state, alpha, dim
+                V, 0, w, V, 1, work, weights, ws, c, outs, state, alpha, dim
             )
             if bad:
                 return loss_sum, n_examples, True, p, state
@@ -266,24 +247,7 @@ def train_part(
 
 
 @njit(**_PART)
-def train_part_shared(
-    syn0,
-    syn1neg,
-    ids,
-    offsets,
-    c,
-    sub,
-    p_start,
-    p_end,
-    part_start,
-    part_tokens,
-    alpha_start,
-    alpha_end,
-    state,
-    ws,
-    need,
-    tmp,
-):
+def train_part_shared(weights, chunk, c, span, state, ws, tmp):
     """Skip-gram with negative samples shared by all context words of a window.
 
     Same parameters and return value as :func:`train_part` (``n_examples``
@@ -298,24 +262,33 @@ def train_part_shared(
     ``_output_gradient``): the same float32 operations in the same order as a
     pair-by-pair loop, 1.2-1.4x faster (BBC News, one thread).
     """
+    syn0, syn1neg, syn1 = weights
+    ids, offsets, sub = chunk.ids, chunk.offsets, chunk.sub
     dim = syn0.shape[1]
     window = c.window
-    _, negative, neg_prob, neg_alias, _, _, _, sigmoid, log_sigmoid = _tables(c)
-    W0, W1, _ = _working(syn0, syn1neg, syn1neg, ws)
-    l1s = tmp[1]
-    err = tmp[2]
-    outg = tmp[3]
-    outs = tmp[4]
-    ctx = tmp[6]  # ctx[i]: first of context word i's working rows in ``slots``
-    slots = tmp[7]
-    sc = tmp[8]  # sc[j, i]: score, then gradient, of output j and context word i
-    alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
+    negative = c.negative
+    neg_prob = c.neg_prob
+    neg_alias = c.neg_alias
+    sigmoid = c.sigmoid
+    log_sigmoid = c.log_sigmoid
+    work = _working(weights, ws)
+    W0 = work.syn0
+    W1 = work.syn1neg
+    l1s = tmp.inputs
+    err = tmp.input_grads
+    outg = tmp.output_grads
+    outs = tmp.outputs
+    ctx = tmp.ints  # ctx[i]: first of context word i's working rows in ``slots``
+    slots = tmp.slots
+    sc = tmp.scores  # sc[j, i]: score, then gradient, of output j and context word i
+    alpha0, alpha_step, d = _part_start(offsets, span)
+    p_start, p_end, part_start = span.start, span.end, span.part_start
     loss_sum = 0.0
     n_examples = 0.0
     zero = np.float32(0.0)
     for p in range(p_start, p_end):
         if ws is not None:
-            if _buffers_full(ws, need):
+            if _buffers_full(ws):
                 return loss_sum, n_examples, False, p, state
         d, w, lo, hi, state = _centre(ids, offsets, d, p, window, _TRUE, state)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)
@@ -370,24 +343,7 @@ def train_part_shared(
 
 
 @njit(**_PART)
-def train_part_cbow_shared(
-    syn0,
-    syn1neg,
-    ids,
-    offsets,
-    c,
-    sub,
-    p_start,
-    p_end,
-    part_start,
-    part_tokens,
-    alpha_start,
-    alpha_end,
-    state,
-    ws,
-    need,
-    tmp,
-):
+def train_part_cbow_shared(weights, chunk, c, span, state, ws, tmp):
     """CBOW with negative samples shared by :data:`CBOW_BATCH` consecutive centre words.
 
     Same parameters and return value as :func:`train_part` (``n_examples`` counts centre
@@ -403,6 +359,8 @@ def train_part_cbow_shared(
     HogBatch (Ji et al. 2016): each noise row is read once per batch instead of once per
     centre word, and the batch's scores are small dense products.
     """
+    syn0, syn1neg, syn1 = weights
+    ids, offsets, sub = chunk.ids, chunk.offsets, chunk.sub
     dim = syn0.shape[1]
     window = c.window
     negative = c.negative
@@ -411,17 +369,20 @@ def train_part_cbow_shared(
     sigmoid = c.sigmoid
     log_sigmoid = c.log_sigmoid
     n_words = neg_prob.size
-    W0, W1, _ = _working(syn0, syn1neg, syn1neg, ws)
-    l1s = tmp[1]  # row i: context mean of the batch's centre i
-    err = tmp[2]  # row i: its input gradient
-    outg = tmp[3]  # output-row gradients: 0..nb-1 the positives, nb.. the noise words
-    outs = tmp[4]  # their working rows
-    alphas = tmp[5]  # learning rate of centre i
-    info = tmp[6]  # 4 i .. 4 i + 3: centre position, window lo, hi, centre word
-    slots = tmp[7]  # working rows of the batch's context words, in window order
-    sc = tmp[8]  # sc[j, i]: score of output j (as ``outg``) and centre i
+    work = _working(weights, ws)
+    W0 = work.syn0
+    W1 = work.syn1neg
+    l1s = tmp.inputs  # row i: context mean of the batch's centre i
+    err = tmp.input_grads  # row i: its input gradient
+    outg = tmp.output_grads  # output-row gradients: 0..nb-1 the positives, nb.. the noise words
+    outs = tmp.outputs  # their working rows
+    alphas = tmp.alphas  # learning rate of centre i
+    info = tmp.ints  # 4 i .. 4 i + 3: centre position, window lo, hi, centre word
+    slots = tmp.slots  # working rows of the batch's context words, in window order
+    sc = tmp.scores  # sc[j, i]: score of output j (as ``outg``) and centre i
     n_max = CBOW_BATCH + negative  # outs[n_max + j]: the word of noise output j
-    alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
+    alpha0, alpha_step, d = _part_start(offsets, span)
+    p_start, p_end, part_start = span.start, span.end, span.part_start
     loss_sum = 0.0
     n_examples = 0.0
     one = np.float32(1.0)
@@ -429,7 +390,7 @@ def train_part_cbow_shared(
     p = p_start
     while p < p_end:
         if ws is not None:
-            if _buffers_full(ws, need):
+            if _buffers_full(ws):
                 return loss_sum, n_examples, False, p, state
         nb = _ZERO
         n_slots = _ZERO
@@ -535,24 +496,7 @@ def train_part_cbow_shared(
 
 
 @njit(**_PART)
-def train_part_bag(
-    syn0,
-    syn1neg,
-    ids,
-    offsets,
-    c,
-    sub,
-    p_start,
-    p_end,
-    part_start,
-    part_tokens,
-    alpha_start,
-    alpha_end,
-    state,
-    ws,
-    need,
-    tmp,
-):
+def train_part_bag(weights, chunk, c, span, state, ws, tmp):
     """FastText skip-gram: the centre word's n-gram bag predicts each context word.
 
     Same parameters and return value as :func:`train_part` (``sub`` not ``None``,
@@ -564,23 +508,28 @@ def train_part_bag(
     input gradient is added once to each row of the bag. Per window that is one bag
     gather and one bag update instead of one per context word.
     """
+    syn0, syn1neg, syn1 = weights
+    ids, offsets, sub = chunk.ids, chunk.offsets, chunk.sub
     dim = syn0.shape[1]
     window = c.window
     sigmoid = c.sigmoid
     log_sigmoid = c.log_sigmoid
-    W0, W1, _ = _working(syn0, syn1neg, syn1neg, ws)
-    V = tmp[0]  # rows: 0 the centre's bag mean, 1 its summed gradient
-    outs = tmp[4]
-    ctx = tmp[6]
-    slots = tmp[7]  # working rows of the centre's bag
-    alpha0, alpha_step, d = _part_start(offsets, p_start, part_tokens, alpha_start, alpha_end)
+    work = _working(weights, ws)
+    W0 = work.syn0
+    W1 = work.syn1neg
+    V = tmp.example  # rows: 0 the centre's bag mean, 1 its summed gradient
+    outs = tmp.outputs
+    ctx = tmp.ints  # the window's context words
+    slots = tmp.slots  # working rows of the centre's bag
+    alpha0, alpha_step, d = _part_start(offsets, span)
+    p_start, p_end, part_start = span.start, span.end, span.part_start
     loss_sum = 0.0
     n_examples = 0.0
     one = np.float32(1.0)
     zero = np.float32(0.0)
     for p in range(p_start, p_end):
         if ws is not None:
-            if _buffers_full(ws, need):
+            if _buffers_full(ws):
                 return loss_sum, n_examples, False, p, state
         d, w, lo, hi, state = _centre(ids, offsets, d, p, window, _TRUE, state)
         alpha = alpha0 + alpha_step * np.float32(p - part_start)

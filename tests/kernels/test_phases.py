@@ -116,10 +116,12 @@ def test_no_two_parts_share_a_cache_line():
 
     n_parts, dim = 3, 4
     scratch = _scratch(n_parts, 10, 5, dim, 1)
-    w = _workspaces(n_parts, np.array([50, 40, 30]), np.array([20, 20, 20]), dim)
-    for a in (*scratch, *w):
+    w = _workspaces(
+        n_parts, np.array([50, 40, 30]), np.array([20, 20, 20]), dim, np.zeros(3, np.int64)
+    )
+    for a in (*scratch, *w.syn0, *w.syn1neg, *w.syn1, w.count):
         unused = PART_PAD * int(np.prod(a.shape[2:], dtype=np.int64)) * a.itemsize
         assert a.shape[0] == n_parts and a.shape[1] >= PART_PAD
         assert unused >= 128
     # the slot counters: PART_PAD int64 per part (count[m] for m < 3), one line each
-    assert w[9].shape == (n_parts, PART_PAD) and w[9].strides[0] >= 128
+    assert w.count.shape == (n_parts, PART_PAD) and w.count.strides[0] >= 128

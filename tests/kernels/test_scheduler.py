@@ -36,20 +36,20 @@ def test_each_variant_has_its_own_entry_point_and_train_part():
 
     assert (PER_EXAMPLE, SHARED_SKIPGRAM, SHARED_BAG, SHARED_CBOW, SHARED_DBOW) == (0, 1, 2, 3, 4)
     assert len(set(ENTRIES.values())) == len(ENTRIES) == 6
-    steps = {
-        (True, SHARED_SKIPGRAM): (scheduler._skipgram, word2vec.train_part_shared),
-        (True, SHARED_BAG): (scheduler._bag, word2vec.train_part_bag),
-        (True, SHARED_CBOW): (scheduler._cbow, word2vec.train_part_cbow_shared),
-        (True, PER_EXAMPLE): (scheduler._word2vec, word2vec.train_part),
-        (False, SHARED_DBOW): (scheduler._dbow, doc2vec.train_part_dbow_shared),
-        (False, PER_EXAMPLE): (scheduler._doc2vec, doc2vec.train_part),
+    parts = {
+        (True, SHARED_SKIPGRAM): word2vec.train_part_shared,
+        (True, SHARED_BAG): word2vec.train_part_bag,
+        (True, SHARED_CBOW): word2vec.train_part_cbow_shared,
+        (True, PER_EXAMPLE): word2vec.train_part,
+        (False, SHARED_DBOW): doc2vec.train_part_dbow_shared,
+        (False, PER_EXAMPLE): doc2vec.train_part,
     }
-    for key, (step, part) in steps.items():
-        # the entry calls the loop with its step; the step calls its train part
-        assert step.__name__ in ENTRIES[key].py_func.__code__.co_names
-        assert part.__name__ in step.py_func.__code__.co_names
-        # the loop and the steps are inlined by numba, never compiled on their own
-        assert step.targetoptions.get("inline") == "always"
+    for key, part in parts.items():
+        # the entry calls the loop with its train part, whose signature every part shares
+        assert part.__name__ in ENTRIES[key].py_func.__code__.co_names
+        names = part.py_func.__code__.co_varnames[:7]
+        assert names == ("weights", "chunk", "c", "span", "state", "ws", "tmp")
+    # the loop is inlined by numba, never compiled on its own
     assert scheduler._run_chunk.targetoptions.get("inline") == "always"
 
 

@@ -47,7 +47,7 @@ import threading
 import time
 import uuid
 import warnings
-from contextlib import redirect_stderr, redirect_stdout
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -478,6 +478,41 @@ def _check_against_torch(run, encoder, layers, layer_combine, input_names, backe
             )
 
 
+@contextmanager
+def _broadcast_masks():
+    """While tracing, build transformers' attention masks by broadcasting, not ``torch.vmap``.
+
+    transformers builds a mask with ``torch.vmap`` wherever a model adds its own
+    mask function (Gemma3's bidirectional attention and its window), and the
+    TorchScript tracer cannot record vmap (``RuntimeError: unordered_map::at``).
+    Those functions compare indices, so transformers' other route, which calls
+    them on broadcast index grids, gives the same mask with operations the
+    tracer records (``use_vmap=False`` below). A mask function that is not
+    index-based would give another mask there, and the check against torch
+    (which builds its masks unpatched) refuses that export. Without that
+    helper (another transformers) nothing is changed and such a model fails
+    to export by name. The export runs under the export lock; a torch model of
+    another thread meanwhile builds its index-based masks by the other route.
+    """
+    try:
+        from transformers import masking_utils
+    except ImportError:  # pragma: no cover - transformers is needed to load any model
+        masking_utils = None
+    original = getattr(masking_utils, "sdpa_mask", None)
+    if original is None:
+        yield
+        return
+
+    def sdpa_mask(*args, **kwargs):
+        return original(*args, **{**kwargs, "use_vmap": False})
+
+    masking_utils.sdpa_mask = sdpa_mask
+    try:
+        yield
+    finally:
+        masking_utils.sdpa_mask = original
+
+
 def _export_onnx(model, layers, layer_combine, input_names, path):
     """``torch.onnx.export`` (TorchScript path, eager attention) with dynamic batch and sequence."""
     import torch
@@ -492,7 +527,12 @@ def _export_onnx(model, layers, layer_combine, input_names, path):
     feed = _example(input_names, model.config.vocab_size)
     example = tuple(torch.from_numpy(feed[n]) for n in input_names)
     axes = {n: {0: "batch", 1: "sequence"} for n in (*input_names, "tokens")}
-    with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
+    with (
+        warnings.catch_warnings(),
+        torch.inference_mode(False),
+        torch.no_grad(),
+        _broadcast_masks(),
+    ):
         warnings.simplefilter("ignore")
         torch.onnx.export(
             module,

@@ -174,7 +174,8 @@ class BertPooledEmbedder(
         faster on the CPU (figures in ``docs/bert.md``). Pooling, truncation,
         chunking, prompts, Dense layers, the cache and ``normalize`` work
         alike on every backend (pooling and the model's head run after the
-        exported encoder); decoders run on torch only.
+        exported encoder). A decoder's export takes its ``position_ids``
+        (its batches are padded on the left).
     cache : None, "memory", str, os.PathLike or EmbeddingCache, default=None
         Embedding cache keyed by the model, every parameter that changes the
         vectors and the text's hash: ``"memory"`` is shared by the process
@@ -226,8 +227,7 @@ class BertPooledEmbedder(
         code (``trust_remote_code``), an unknown module type in
         ``modules.json``, Dense weights that disagree with the width, a
         ``prompt_name`` the model lacks, both ``prompt`` and ``prompt_name``,
-        ``truncate_dim`` above the width, a decoder on ``backend="onnx"`` or
-        ``"openvino"``, an unavailable device, ``layers``
+        ``truncate_dim`` above the width, an unavailable device, ``layers``
         out of range, ``quantize="int8"`` or ``backend="onnx"``/``"openvino"``
         off the CPU or with ``torch_dtype`` other than float32, ``max_length``
         above the model's position limit, ``stride`` too large. In ``transform``: a
@@ -456,14 +456,8 @@ class BertPooledEmbedder(
         # stored weights carry no model directory: the fitted plan travels in the state
         self._setup(encoder, self._current_plan() if stored is not None else None)
         self._runner = None
-        if self.backend != "torch" and encoder.decoder:
-            raise ValueError(
-                f"backend={self.backend!r} exports encoders only; {source.location!r} is a "
-                "decoder (left-padded, with its own position ids, which the export does not "
-                "take). Use backend='torch' for this model."
-            )
         if self.backend != "torch":
-            names = _export.input_names(self.tokenizer_)
+            names = _export.input_names(self.tokenizer_, decoder=encoder.decoder)
             self._runner = load_runner(
                 encoder,
                 self.backend,

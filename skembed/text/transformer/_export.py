@@ -47,7 +47,7 @@ import threading
 import time
 import uuid
 import warnings
-from contextlib import redirect_stderr, redirect_stdout
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +58,7 @@ __all__ = ["BACKENDS", "check_backend", "export_root", "input_names", "resolve_b
 
 BACKENDS = ("torch", "onnx", "openvino")
 #: bump when the layout or the recipe of an export changes (old exports are then ignored)
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
 OPSET = 17
 #: what each backend imports (the last ``openvino`` entry only for ``quantize="int8"``)
 #: (torch's exporter itself needs ``onnx``; onnxscript is not needed by the TorchScript path)
@@ -161,11 +161,28 @@ def resolve_backend_device(backend, device, torch_dtype, quantize=None):
     return resolve_device(device if name is None else name)
 
 
-def input_names(tokenizer):
-    """The encoder inputs an export takes, in its order: ids, mask, and token types if used."""
+def input_names(tokenizer, decoder=False):
+    """The encoder inputs an export takes, in its order.
+
+    Parameters
+    ----------
+    tokenizer : transformers tokenizer
+    decoder : bool, default=False
+        A decoder's batches are padded on the left, so its positions count
+        from each row's first real token: they are an input of the export
+        (a graph counting from column 0 would shift every padded row).
+
+    Returns
+    -------
+    names : tuple of str
+        ``input_ids``, ``attention_mask``, then ``token_type_ids`` where the
+        tokenizer makes them and ``position_ids`` for a decoder.
+    """
     names = ("input_ids", "attention_mask")
     if "token_type_ids" in getattr(tokenizer, "model_input_names", ()):
         names += ("token_type_ids",)
+    if decoder:
+        names += ("position_ids",)
     return names
 
 
@@ -267,13 +284,14 @@ def _version(name):
         return None
 
 
-def export_settings(encoder, backend, quantize, layers, layer_combine, calibration):
+def export_settings(encoder, backend, quantize, layers, layer_combine, calibration, inputs):
     """Everything an export depends on (its cache key is the hash of this dict)."""
     packages = ("torch", "transformers", *_PACKAGES[backend])
     return {
         "version": EXPORT_VERSION,
         "model": _model_identity(encoder),
         "backend": backend,
+        "inputs": list(inputs),
         "quantize": quantize,
         "layers": list(layers),
         "layer_combine": layer_combine if len(layers) > 1 else None,
@@ -404,32 +422,95 @@ def _tokens_module(model, layers, layer_combine, input_names):
     return Tokens().eval()
 
 
-def _example(input_names, vocab_size):
-    """A padded batch of two sequences (numpy int64), the export's example and check input."""
-    ids = np.array([[101, 2023, 2003, 1037, 3231, 102], [101, 7592, 2088, 102, 0, 0]], np.int64)
-    mask = (ids != 0).astype(np.int64)
-    ids = np.minimum(ids, vocab_size - 1) * mask
-    values = {"input_ids": ids, "attention_mask": mask}
+def _example(input_names, vocab_size, length=6):
+    """A padded batch of two sequences (numpy int64), the export's example and check input.
+
+    With ``position_ids`` among the inputs the batch is padded on the left, as
+    :meth:`~skembed.text.transformer._encoder.EncoderMixin._inputs` pads a
+    decoder's, and the positions count from each row's first real token.
+    """
+    rng = np.random.default_rng(length)
+    ids = rng.integers(1, vocab_size, size=(2, length), dtype=np.int64)
+    mask = np.ones_like(ids)
+    if "position_ids" in input_names:
+        mask[1, : length // 3] = 0
+    else:
+        mask[1, length - length // 3 :] = 0
+    ids *= mask
+    positions = (np.cumsum(mask, axis=1) - 1).clip(min=0)
+    values = {"input_ids": ids, "attention_mask": mask, "position_ids": positions}
     return {n: values.get(n, np.zeros_like(ids)) for n in input_names}
+
+
+#: the longest check batch: two rows of it cost seconds on a CPU even for a 7B model, where a
+#: window of 32,768 positions (Qwen2's configs, which set it and switch it off) would not
+MAX_CHECK_LENGTH = 1024
+
+
+def _check_lengths(config):
+    """Sequence lengths the export is checked at: the example's, and one past any attention
+    window up to ``MAX_CHECK_LENGTH``, so that a mask or a shape the tracer fixed at the
+    example's length shows."""
+    window = getattr(config, "sliding_window", None) or 0
+    limit = getattr(config, "max_position_embeddings", None) or 512
+    return 6, int(min(max(24, window + 8), limit, MAX_CHECK_LENGTH))
 
 
 def _check_against_torch(run, encoder, layers, layer_combine, input_names, backend):
     """Refuse an export whose float32 output differs from torch's on the real tokens."""
     import torch
 
-    feed = _example(input_names, encoder.model.config.vocab_size)
+    config = encoder.model.config
     module = _tokens_module(encoder.model, layers, layer_combine, input_names)
-    with torch.inference_mode():
-        want = module(*(torch.from_numpy(feed[n]) for n in input_names)).float().numpy()
-    got = np.asarray(run(feed), np.float32)
-    real = feed["attention_mask"].astype(bool)
-    err = float(np.abs(got[real] - want[real]).max()) if got.shape == want.shape else np.inf
-    scale = max(float(np.abs(want[real]).max()), 1.0)
-    if not err <= 1e-3 * scale:
-        raise ValueError(
-            f"the {backend} export's output differs from torch's (max |diff| {err:.3g}, shape "
-            f"{got.shape} vs {want.shape}): this architecture is not supported by the export"
-        )
+    for length in _check_lengths(config):
+        feed = _example(input_names, config.vocab_size, length)
+        with torch.inference_mode():
+            want = module(*(torch.from_numpy(feed[n]) for n in input_names)).float().numpy()
+        got = np.asarray(run(feed), np.float32)
+        real = feed["attention_mask"].astype(bool)
+        err = float(np.abs(got[real] - want[real]).max()) if got.shape == want.shape else np.inf
+        scale = max(float(np.abs(want[real]).max()), 1.0)
+        if not err <= 1e-3 * scale:
+            raise ValueError(
+                f"the {backend} export's output differs from torch's at length {length} (max "
+                f"|diff| {err:.3g}, shape {got.shape} vs {want.shape}): this architecture is "
+                "not supported by the export"
+            )
+
+
+@contextmanager
+def _broadcast_masks():
+    """While tracing, build transformers' attention masks by broadcasting, not ``torch.vmap``.
+
+    transformers builds a mask with ``torch.vmap`` wherever a model adds its own
+    mask function (Gemma3's bidirectional attention and its window), and the
+    TorchScript tracer cannot record vmap (``RuntimeError: unordered_map::at``).
+    Those functions compare indices, so transformers' other route, which calls
+    them on broadcast index grids, gives the same mask with operations the
+    tracer records (``use_vmap=False`` below). A mask function that is not
+    index-based would give another mask there, and the check against torch
+    (which builds its masks unpatched) refuses that export. Without that
+    helper (another transformers) nothing is changed and such a model fails
+    to export by name. The export runs under the export lock; a torch model of
+    another thread meanwhile builds its index-based masks by the other route.
+    """
+    try:
+        from transformers import masking_utils
+    except ImportError:  # pragma: no cover - transformers is needed to load any model
+        masking_utils = None
+    original = getattr(masking_utils, "sdpa_mask", None)
+    if original is None:
+        yield
+        return
+
+    def sdpa_mask(*args, **kwargs):
+        return original(*args, **{**kwargs, "use_vmap": False})
+
+    masking_utils.sdpa_mask = sdpa_mask
+    try:
+        yield
+    finally:
+        masking_utils.sdpa_mask = original
 
 
 def _export_onnx(model, layers, layer_combine, input_names, path):
@@ -446,7 +527,12 @@ def _export_onnx(model, layers, layer_combine, input_names, path):
     feed = _example(input_names, model.config.vocab_size)
     example = tuple(torch.from_numpy(feed[n]) for n in input_names)
     axes = {n: {0: "batch", 1: "sequence"} for n in (*input_names, "tokens")}
-    with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
+    with (
+        warnings.catch_warnings(),
+        torch.inference_mode(False),
+        torch.no_grad(),
+        _broadcast_masks(),
+    ):
         warnings.simplefilter("ignore")
         torch.onnx.export(
             module,

@@ -126,8 +126,8 @@ def load_runner(
         layers,
         layer_combine,
         calibration if calibrated else None,
+        input_names,
     )
-    settings["inputs"] = list(input_names)
     key = (json.dumps(settings, sort_keys=True), str(_export.export_root()), n_threads)
     with _export._LOCK:
         hit = _RUNNERS.get(key)

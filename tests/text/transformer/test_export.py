@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 import warnings
 
@@ -387,3 +388,23 @@ def test_changed_model_files_get_a_new_export(tiny_dir, tmp_path):
     after = second.transform(DOCS)
     np.testing.assert_allclose(after, make(path).fit(DOCS).transform(DOCS), atol=1e-4, rtol=0)
     assert np.abs(after - before).max() > 1e-2
+
+
+def test_a_decoder_export_takes_position_ids_and_they_enter_the_key(tiny_dir):
+    """A decoder's rows are padded on the left, so its export takes each row's positions; a
+    graph with other inputs is another graph, so another cache entry."""
+    from skembed.text.transformer import _loading
+
+    encoder = _loading.load_encoder(_loading.resolve_model(str(tiny_dir)))
+    plain = _export.input_names(encoder.tokenizer)
+    decoder = _export.input_names(encoder.tokenizer, decoder=True)
+    assert decoder == (*plain, "position_ids")
+    keys = {
+        json.dumps(_export.export_settings(encoder, "onnx", None, [2], "mean", None, names))
+        for names in (plain, decoder)
+    }
+    assert len(keys) == 2
+    feed = _export._example(decoder, 50, length=9)
+    np.testing.assert_array_equal(feed["attention_mask"][1], [0, 0, 0, 1, 1, 1, 1, 1, 1])
+    np.testing.assert_array_equal(feed["position_ids"][1], [0, 0, 0, 0, 1, 2, 3, 4, 5])
+    np.testing.assert_array_equal(feed["position_ids"][0], np.arange(9))

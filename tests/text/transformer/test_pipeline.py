@@ -295,11 +295,28 @@ def test_backends_run_the_whole_pipeline(cls_dense_dir, prompt_dir, package, exp
     assert (low * theirs).sum(1).min() >= 0.95  # unit vectors: the cosine
 
 
+def assert_exported_equals_sentence_transformers(path, backend):
+    """Both prompts in float32 (the cosine bound of ``assert_same_vectors``), the query in int8
+    (within the int8 tolerance of ``test_backends_run_the_whole_pipeline``)."""
+    for name in ("query", "document"):
+        ours = embed(path, backend=backend, prompt_name=name)
+        assert_same_vectors(ours, reference(path, DOCS, prompt_name=name))
+    low = embed(path, backend=backend, quantize="int8", prompt_name="query")
+    theirs = reference(path, DOCS, prompt_name="query")
+    assert low.shape == theirs.shape
+    assert (low * theirs).sum(1).min() >= 0.95  # unit vectors: the cosine
+
+
 @pytest.mark.parametrize("package", BACKENDS)
-def test_backends_refuse_a_decoder(qwen_dir, package, export_cache):
+def test_3_qwen3_on_the_exported_backends_equals_sentence_transformers(
+    qwen_dir, package, export_cache
+):
+    """The export takes each row's positions (counted from its first real token of a batch
+    padded on the left), so the last token's vector is the one torch computes."""
     backend = "onnx" if package == "onnxruntime" else "openvino"
-    with pytest.raises(ValueError, match="exports encoders only.*backend='torch'"):
-        embed(qwen_dir, backend=backend)
+    assert_exported_equals_sentence_transformers(qwen_dir, backend)
+    est = BertPooledEmbedder(str(qwen_dir), device="cpu", backend=backend).fit(DOCS)
+    assert "position_ids" in est._runner.input_names
 
 
 @pytest.fixture(scope="module")
@@ -340,12 +357,16 @@ def test_4_gemma3_mean_two_dense_prompts_equals_sentence_transformers(gemma_dir)
 
 
 @pytest.mark.parametrize("package", BACKENDS)
-def test_backends_refuse_what_they_cannot_export(gemma_dir, package, export_cache):
-    """torch's TorchScript exporter cannot trace Gemma3: the export fails by name, never a
-    silently different vector."""
+def test_4_gemma3_on_the_exported_backends_equals_sentence_transformers(
+    gemma_dir, package, export_cache
+):
+    """Gemma3's bidirectional masks are built without torch.vmap while tracing; the longest
+    document is longer than the sliding window, so the window's mask is exercised too."""
     backend = "onnx" if package == "onnxruntime" else "openvino"
-    with pytest.raises(RuntimeError, match=f"backend='{backend}': exporting .*backend='torch'"):
-        embed(gemma_dir, backend=backend, prompt_name="query")
+    est = BertPooledEmbedder(str(gemma_dir), device="cpu", backend=backend).fit(DOCS)
+    assert max(len(ids) for ids in est._tokenize(DOCS)) > est.model_.config.sliding_window
+    assert "position_ids" not in est._runner.input_names  # an encoder: padded on the right
+    assert_exported_equals_sentence_transformers(gemma_dir, backend)
 
 
 def test_decoder_batches_are_padded_left_whatever_the_tokenizer_says(qwen_dir, tmp_path):

@@ -18,10 +18,15 @@ import numpy as np
 #: the pair budget of a fine-tuning off the CPU, and the most "auto" gives on it
 FULL_PAIRS = 3200
 
-#: word pieces (special tokens included) a CPU fine-tuning runs through forward and backward
-#: passes with ``n_pairs="auto"``: 3,200 pairs of tweets (about 30 word pieces) twice; about
-#: 800 pairs of documents of 120 word pieces (docs/benchmarks/setfit.md has the times)
-CPU_WORD_PIECES = 400_000
+#: word pieces (special tokens included) a CPU fine-tuning on :data:`REFERENCE_DOCUMENTS`
+#: documents runs through forward and backward passes with ``n_pairs="auto"``: 375 pairs of
+#: documents of 120 word pieces twice, which fits 3 minutes on 2 cores
+CPU_WORD_PIECES = 180_000
+
+#: the training set size :data:`CPU_WORD_PIECES` is set for; the budget grows with the square
+#: root of the size, so 4 times the documents get twice the word pieces (3,200 tweets of 30
+#: word pieces: 3,000 pairs), a compromise between a fixed time and SetFit's pairs per document
+REFERENCE_DOCUMENTS = 800
 
 #: the fewest pairs "auto" gives on the CPU, however long the documents: 8 steps of 32
 MIN_AUTO_PAIRS = 256
@@ -46,8 +51,9 @@ def resolve_budget(n_pairs, train_max_length, lengths, *, epochs, max_length, on
     n_pairs : int or "auto"
         ``SetFitEmbedder.n_pairs``. ``"auto"``: :data:`FULL_PAIRS` off the CPU; on the CPU the
         pairs whose ``2 * epochs`` passes over two documents each cost
-        :data:`CPU_WORD_PIECES` word pieces at the documents' mean training length, between
-        :data:`MIN_AUTO_PAIRS` and :data:`FULL_PAIRS`.
+        ``CPU_WORD_PIECES * sqrt(n_documents / REFERENCE_DOCUMENTS)`` word pieces at the
+        documents' mean training length, between :data:`MIN_AUTO_PAIRS` and
+        :data:`FULL_PAIRS`.
     train_max_length : int, "auto" or None
         ``SetFitEmbedder.train_max_length``, in word pieces with the special tokens. ``None``:
         ``max_length``. ``"auto"``: ``max_length`` off the CPU; on the CPU the
@@ -80,11 +86,12 @@ def resolve_budget(n_pairs, train_max_length, lengths, *, epochs, max_length, on
     if not on_cpu:
         return TrainingBudget(FULL_PAIRS, cut, f"n_pairs='auto' off the CPU: {FULL_PAIRS}")
     mean = float(np.minimum(lengths, cut).mean())
-    fit = math.floor(CPU_WORD_PIECES / (2 * epochs * mean))
+    word_pieces = CPU_WORD_PIECES * math.sqrt(len(lengths) / REFERENCE_DOCUMENTS)
+    fit = math.floor(word_pieces / (2 * epochs * mean))
     pairs = min(FULL_PAIRS, max(MIN_AUTO_PAIRS, fit))
     reason = (
-        f"n_pairs='auto' on the CPU: {CPU_WORD_PIECES:,} training word pieces at "
-        f"{mean:.0f} per document and {epochs} epoch(s)"
+        f"n_pairs='auto' on the CPU: {word_pieces:,.0f} training word pieces for "
+        f"{len(lengths)} documents, at {mean:.0f} per document and {epochs} epoch(s)"
     )
     return TrainingBudget(pairs, cut, reason)
 

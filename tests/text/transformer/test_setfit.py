@@ -379,7 +379,8 @@ def test_auto_budget_is_sized_to_the_training_texts_and_stated(tiny_dir, monkeyp
     cut = min(32, math.ceil(np.percentile(lengths, 95)))
     mean = np.minimum(lengths, cut).mean()
     assert est.train_max_length_ == cut
-    assert est.n_pairs_ == min(3200, max(8, math.floor(4000 / (2 * mean))))
+    word_pieces = 4000 * math.sqrt(len(X) / 800)
+    assert est.n_pairs_ == min(3200, max(8, math.floor(word_pieces / (2 * mean))))
     assert est.history_[0]["pairs"] == est.n_pairs_
     assert max(seen) == cut - 2  # the training documents were cut, without special tokens
     captured = capsys.readouterr()

@@ -106,6 +106,13 @@ def test_an_estimate_follows_a_slow_first_fit(monkeypatch, capsys):
     ]
 
 
+def _terminal_sigint():
+    """Ctrl-C as at a terminal: the default action, unblocked (a pytest worker may ignore or
+    block SIGINT, and a child inherits both, so Python would install no KeyboardInterrupt)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _read_until(fd, needle, deadline, seen):
     """Read the pseudo-terminal into ``seen`` until ``needle`` appears or time runs out."""
     while needle not in seen[0] and time.monotonic() < deadline:
@@ -131,7 +138,9 @@ def test_compare_in_a_terminal_shows_a_bar_and_rows_and_ends_on_ctrl_c(tmp_path)
     argv += ["--output-dir", str(out_dir)]
     master, slave = pty.openpty()
     env = {**os.environ, "COLUMNS": "120", "PYTHONPATH": os.getcwd()}
-    child = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env)
+    child = subprocess.Popen(
+        argv, stdin=slave, stdout=slave, stderr=slave, env=env, preexec_fn=_terminal_sigint
+    )
     os.close(slave)
     seen = [""]
     try:

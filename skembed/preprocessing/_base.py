@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._schema import CheckedStateMixin, check_ids
+from ..utils._schema import CheckedStateMixin, check_ids, transform_with_stored
 
 
 class _DelegatingTransformer(CheckedStateMixin, TransformerMixin, BaseEstimator):
@@ -87,14 +87,14 @@ class _DelegatingTransformer(CheckedStateMixin, TransformerMixin, BaseEstimator)
         X_out : numpy.ndarray or scipy.sparse matrix of shape (n_samples, n_features_out), float64
             ``dtype`` where the estimator has one; ScalerEmbedder keeps float32 input float32.
         """
-        inner = self._inner()
+        inner, owner = self._inner(), type(self).__name__
         if not hasattr(inner, "_compute_n_features_outs") or inner.sparse_output:
-            return inner.transform(X)
+            return transform_with_stored(inner, X, owner, self._inner_attr, passes_missing=True)
         # one-hot: built sparse and checked before densifying, which trusts the CSR indices
         inner = copy.copy(inner)
         inner.sparse_output = True
-        out = inner.transform(X)
-        check_ids(out.indices, out.shape[1], type(self).__name__, self._inner_attr)
+        out = transform_with_stored(inner, X, owner, self._inner_attr)
+        check_ids(out.indices, out.shape[1], owner, self._inner_attr)
         return out.toarray()
 
     def inverse_transform(self, X):

@@ -28,7 +28,7 @@ from sklearn.utils.validation import (
 )
 
 from ..preprocessing import OneHotEmbedder, ScalerEmbedder
-from ..utils._schema import Array, CheckedStateMixin, Instance, Number
+from ..utils._schema import Array, CheckedStateMixin, Instance, Number, transform_with_stored
 from ..utils._validation import missing_mask
 
 #: label given to missing values of categorical columns before one-hot encoding
@@ -453,7 +453,10 @@ class TabularPreprocessor(CheckedStateMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "column_transformer_")
         X = self._check_table(X, reset=False)
-        return np.asarray(self.column_transformer_.transform(X), dtype=self.dtype)
+        out = transform_with_stored(
+            self.column_transformer_, X, type(self).__name__, "column_transformer_"
+        )
+        return np.asarray(out, dtype=self.dtype)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

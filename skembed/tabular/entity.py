@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from ..utils._compute import limit_threads, resolve_compute
-from ..utils._schema import Array, Instance
+from ..utils._schema import Array, Instance, refuse_state
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
 from ._base import TABULAR_PARAMETER_CONSTRAINTS, BaseNeuralTabularEmbedder
@@ -250,7 +250,7 @@ class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
         "target_type": [StrOptions({"auto", "binary", "multiclass", "continuous"})],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "remainder": [StrOptions({"scale", "passthrough", "drop"})],
-        "dtype": "no_validation",
+        "dtype": [type, StrOptions({"float16", "float32", "float64"}), np.dtype],
     }
 
     def __init__(
@@ -307,6 +307,11 @@ class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ tags
+    def __setstate__(self, state):
+        super().__setstate__(state)  # the declared schema first: one entry per embedded column
+        if "embeddings_" in state:
+            _check_column_tables(self)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
@@ -574,3 +579,35 @@ class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
         if self.remainder != "drop":
             out += [str(names[j]) for j in self.numeric_features_]
         return np.asarray(out, dtype=object)
+
+
+def _check_column_tables(est):
+    """Refuse stored per-column tables that ``transform`` would index past or read as NaN.
+
+    Column ``k``'s categories are a 1-D array of distinct values (category
+    ``i`` has row ``i + 1``), and its table has one row more (row 0: unknown and
+    infrequent categories) and ``embedding_dims_[k]`` finite columns.
+    """
+    import pandas as pd
+
+    owner = type(est).__name__
+    infrequent = getattr(
+        est, "infrequent_categories_", [np.empty(0, object)] * len(est.categories_)
+    )
+    columns = zip(est.categories_, infrequent, est.embedding_dims_, est.embeddings_, strict=False)
+    for k, (cats, rare, width, table) in enumerate(columns):
+        for attr, value in (("categories_", cats), ("infrequent_categories_", rare)):
+            if not isinstance(value, np.ndarray) or value.ndim != 1:
+                raise refuse_state(owner, f"{attr}[{k}]", "is not a 1-D array of categories")
+        if not pd.Index(cats).is_unique:
+            raise refuse_state(owner, f"categories_[{k}]", "holds a category twice")
+        if not isinstance(width, Integral) or isinstance(width, bool) or width < 1:
+            raise refuse_state(owner, f"embedding_dims_[{k}]", f"is {width!r}, not a width >= 1")
+        shape = (len(cats) + 1, int(width))
+        if not isinstance(table, np.ndarray) or table.dtype.kind != "f" or table.shape != shape:
+            got = getattr(table, "shape", type(table).__name__)
+            raise refuse_state(
+                owner, f"embeddings_[{k}]", f"is {got}, not a float table of {shape}"
+            )
+        if not np.isfinite(table).all():
+            raise refuse_state(owner, f"embeddings_[{k}]", "holds NaN or infinite values")

@@ -40,6 +40,8 @@ __all__ = [
     "check_ids",
     "check_params",
     "check_state",
+    "refuse_state",
+    "transform_with_stored",
     "CheckedStateMixin",
 ]
 
@@ -114,7 +116,23 @@ class Same(_Rule):
         self.of = of
 
 
-def _refuse(owner, attr, problem):
+def refuse_state(owner, attr, problem):
+    """The ``ValueError`` for stored state that fails a check, naming the attribute and the fix.
+
+    Parameters
+    ----------
+    owner : str
+        The estimator's class name.
+    attr : str
+        The stored attribute (``"embeddings_[0]"`` for an entry of a list).
+    problem : str
+        What is wrong with it, as a predicate (``"holds NaN values"``).
+
+    Returns
+    -------
+    ValueError
+        To be raised by the caller.
+    """
     return ValueError(
         f"{owner}: stored {attr} {problem}. The file is damaged or was crafted: refit the "
         "estimator, or save it again from a trusted copy."
@@ -138,14 +156,14 @@ class _Dims:
         else:
             value = getattr(self.obj, base, None)
             if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-                raise _refuse(self.owner, base, f"is {value!r}, not an integer")
+                raise refuse_state(self.owner, base, f"is {value!r}, not an integer")
         return None if value is None else int(value) + offset
 
     def bind(self, sym, actual, attr, what):
         expected = self.resolve(sym)
         if isinstance(sym, int):
             if sym != actual:
-                raise _refuse(self.owner, attr, f"has {what} {actual}, not {sym}")
+                raise refuse_state(self.owner, attr, f"has {what} {actual}, not {sym}")
             return
         if expected is None:
             base, _, minus = sym.partition("-")
@@ -154,7 +172,7 @@ class _Dims:
         elif expected != actual:
             base = sym.partition("-")[0]
             source = self.origin.get(base, base)
-            raise _refuse(
+            raise refuse_state(
                 self.owner, attr, f"has {what} {actual} where {source} implies {expected}"
             )
 
@@ -175,56 +193,56 @@ def _check_ints(owner, attr, values, low, below, dims):
     bound = dims.resolve(below) if below is not None else None
     lo, hi = int(values.min()), int(values.max())
     if lo < low:
-        raise _refuse(owner, attr, f"holds {lo}, below {low}")
+        raise refuse_state(owner, attr, f"holds {lo}, below {low}")
     if bound is not None and hi >= bound:
         if below[0].islower():  # another attribute or parameter: name it
-            raise _refuse(owner, attr, f"holds id {hi}, not below {below}={bound}")
-        raise _refuse(owner, attr, f"holds id {hi}, past the {bound} rows of the table")
+            raise refuse_state(owner, attr, f"holds id {hi}, not below {below}={bound}")
+        raise refuse_state(owner, attr, f"holds id {hi}, past the {bound} rows of the table")
 
 
 def _check_array(owner, attr, value, rule, dims):
     if not isinstance(value, np.ndarray):
-        raise _refuse(owner, attr, f"is a {type(value).__name__}, not a numpy array")
+        raise refuse_state(owner, attr, f"is a {type(value).__name__}, not a numpy array")
     if not set(rule.kind) <= set(_KINDS):  # an exact dtype name: what a kernel was built for
         if value.dtype != np.dtype(rule.kind):
-            raise _refuse(owner, attr, f"has dtype {value.dtype}, not {rule.kind}")
+            raise refuse_state(owner, attr, f"has dtype {value.dtype}, not {rule.kind}")
     elif value.dtype.kind not in rule.kind or value.dtype.hasobject:
         kinds = " or ".join(_KINDS[k] for k in rule.kind)
-        raise _refuse(owner, attr, f"has dtype {value.dtype}, not a {kinds} array")
+        raise refuse_state(owner, attr, f"has dtype {value.dtype}, not a {kinds} array")
     if value.ndim != len(rule.dims):
-        raise _refuse(owner, attr, f"has {value.ndim} dimensions, not {len(rule.dims)}")
+        raise refuse_state(owner, attr, f"has {value.ndim} dimensions, not {len(rule.dims)}")
     for axis, (sym, actual) in enumerate(zip(rule.dims, value.shape, strict=True)):
         if sym is not None:
             dims.bind(sym, actual, attr, f"shape {value.shape}: axis {axis} of")
     # a float table with a lower bound (counts, weights) is read as numbers: finite too
     if (rule.finite or rule.low is not None) and value.dtype.kind == "f":
         if not np.isfinite(value).all():
-            raise _refuse(owner, attr, "holds NaN or infinite values")
+            raise refuse_state(owner, attr, "holds NaN or infinite values")
         if rule.low is not None and value.size and float(value.min()) < rule.low:
-            raise _refuse(owner, attr, f"holds {float(value.min())!r}, below {rule.low}")
+            raise refuse_state(owner, attr, f"holds {float(value.min())!r}, below {rule.low}")
     if value.dtype.kind in "iu" and (rule.low is not None or rule.below is not None):
         _check_ints(owner, attr, value, rule.low, rule.below, dims)
 
 
 def _check_ids(owner, attr, value, rule, dims):
     if not isinstance(value, dict):
-        raise _refuse(owner, attr, f"is a {type(value).__name__}, not a dict of words to ids")
+        raise refuse_state(owner, attr, f"is a {type(value).__name__}, not a dict of words to ids")
     ids = list(value.values())
     if not all(isinstance(k, str) for k in value) or not all(
         isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in ids
     ):
-        raise _refuse(owner, attr, "is not a mapping of strings to integer ids")
+        raise refuse_state(owner, attr, "is not a mapping of strings to integer ids")
     dims.bind(rule.size, len(value), attr, "words:")
     array = np.fromiter((int(i) for i in ids), dtype=np.int64, count=len(ids))
     _check_ints(owner, attr, array, 0, rule.below, dims)
     if np.unique(array).size != array.size:
-        raise _refuse(owner, attr, "maps two words to one id")
+        raise refuse_state(owner, attr, "maps two words to one id")
 
 
 def _check_vectors(owner, attr, value, rule, dims):
     cls = rule.cls or "skembed.keyedvectors.KeyedVectors"  # by name: no import circle
     if not _is_instance(value, (cls,)):
-        raise _refuse(owner, attr, f"is a {type(value).__name__}, not a {_type_name(cls)}")
+        raise refuse_state(owner, attr, f"is a {type(value).__name__}, not a {_type_name(cls)}")
     check_state(value)  # its own schema (already run by its __setstate__; cheap to repeat)
     rows, dim = value.vectors.shape
     if rule.rows is not None:
@@ -236,20 +254,20 @@ def _check_vectors(owner, attr, value, rule, dims):
 def _check_number(owner, attr, value, rule, dims):
     kind = numbers.Integral if rule.integral else numbers.Real
     if not isinstance(value, kind) or isinstance(value, bool):
-        raise _refuse(
+        raise refuse_state(
             owner, attr, f"is {value!r}, not {'an integer' if rule.integral else 'a number'}"
         )
     if not rule.integral and not np.isfinite(value):
-        raise _refuse(owner, attr, f"is {value!r}, not finite")
+        raise refuse_state(owner, attr, f"is {value!r}, not finite")
 
     def named(bound):  # "min_n=3" for a bound that is another attribute
         value = dims.resolve(bound)
         return f"{bound}={value}" if isinstance(bound, str) else f"{value}"
 
     if rule.low is not None and value < dims.resolve(rule.low):
-        raise _refuse(owner, attr, f"is {value!r}, below {named(rule.low)}")
+        raise refuse_state(owner, attr, f"is {value!r}, below {named(rule.low)}")
     if rule.below is not None and value >= dims.resolve(rule.below):
-        raise _refuse(owner, attr, f"is {value!r}, not below {named(rule.below)}")
+        raise refuse_state(owner, attr, f"is {value!r}, not below {named(rule.below)}")
     if rule.size is not None:
         dims.bind(rule.size, int(value), attr, "value")
 
@@ -296,11 +314,11 @@ def _required(obj, rule):
 def _check_instance(owner, attr, value, rule, dims):
     if not _is_instance(value, rule.types):
         names = ", ".join(_type_name(t).rpartition(".")[2] for t in rule.types)
-        raise _refuse(owner, attr, f"is a {type(value).__name__}, not a {names}")
+        raise refuse_state(owner, attr, f"is a {type(value).__name__}, not a {names}")
     if hasattr(value, "_validate_params") and hasattr(value, "get_params"):
         check_params(value, owner=f"{owner}: stored {attr}")
     if rule.ndim is not None and getattr(value, "ndim", rule.ndim) != rule.ndim:
-        raise _refuse(owner, attr, f"has {value.ndim} axes, not {rule.ndim}")
+        raise refuse_state(owner, attr, f"has {value.ndim} axes, not {rule.ndim}")
     if rule.rows is None:
         return
     size = getattr(value, "get_vocab_size", None)
@@ -310,12 +328,12 @@ def _check_instance(owner, attr, value, rule, dims):
         dims.bind(rule.rows, int(size), attr, "a size of")
         bound = dims.resolve(rule.rows)
     elif size > bound:
-        raise _refuse(owner, attr, f"has {size} entries, past the {bound} rows")
+        raise refuse_state(owner, attr, f"has {size} entries, past the {bound} rows")
     if hasattr(value, "get_vocab"):  # the ids it gives index the table, not just its size
         ids = value.get_vocab(with_added_tokens=True).values()
         top = max(ids, default=-1)
         if top >= bound:
-            raise _refuse(owner, attr, f"maps a token to id {top}, past the {bound} rows")
+            raise refuse_state(owner, attr, f"maps a token to id {top}, past the {bound} rows")
 
 
 def _check_same(owner, attr, value, rule, dims):
@@ -330,7 +348,7 @@ def _check_same(owner, attr, value, rule, dims):
     else:
         equal = type(value) is type(canonical) and value == canonical
     if not equal:
-        raise _refuse(owner, attr, f"differs from {rule.of}, the table it copies")
+        raise refuse_state(owner, attr, f"differs from {rule.of}, the table it copies")
 
 
 _CHECKS = {
@@ -376,13 +394,13 @@ def check_state(obj, schema=None):
         if value is _NO_PARENT:  # a nested object on the path is None
             if rule.optional:
                 continue
-            raise _refuse(owner, attr, "is missing (an object on its path is None)")
+            raise refuse_state(owner, attr, "is missing (an object on its path is None)")
         if "." in attr:  # a nested object that is present has all its declared attributes
             required = True
         if required == "absent":
             if value is not _MISSING and value is not None:
                 modes = ", ".join(f"{p}={getattr(obj, p, None)!r}" for p in rule.only_when)
-                raise _refuse(owner, attr, f"is set although {modes} does not use it")
+                raise refuse_state(owner, attr, f"is set although {modes} does not use it")
             continue
         if value is _MISSING or value is None:
             if not required:
@@ -390,8 +408,8 @@ def check_state(obj, schema=None):
             modes = rule.only_when or ([rule.optional] if isinstance(rule.optional, str) else [])
             if modes:
                 modes = ", ".join(f"{p}={getattr(obj, p, None)!r}" for p in modes)
-                raise _refuse(owner, attr, f"is missing, but {modes} needs it")
-            raise _refuse(owner, attr, "is missing" if value is _MISSING else "is None")
+                raise refuse_state(owner, attr, f"is missing, but {modes} needs it")
+            raise refuse_state(owner, attr, "is missing" if value is _MISSING else "is None")
         _CHECKS[type(rule)](owner, attr, value, rule, dims)
 
 
@@ -428,7 +446,80 @@ def check_ids(ids, rows, owner, attr):
     ids = np.asarray(ids)
     if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= rows):
         bad = int(ids.max()) if int(ids.max()) >= rows else int(ids.min())
-        raise _refuse(owner, attr, f"gives id {bad}, past the {rows} rows of the table")
+        raise refuse_state(owner, attr, f"gives id {bad}, past the {rows} rows of the table")
+
+
+def transform_with_stored(inner, X, owner, attr, *, passes_missing=False):
+    """``inner.transform(X)`` for a stored scikit-learn object, failing with its name.
+
+    A nested scikit-learn object's fitted attributes (an encoder's
+    ``categories_``, a scaler's ``mean_``, a column transformer's steps) come
+    from the file like the rest of the state, but scikit-learn reads them at
+    ``transform`` with its own errors: a ``TypeError`` or ``IndexError`` deep
+    in its code, or infinite output from a stored ``inf``. Every error of the
+    call is re-raised as a ``ValueError`` that keeps scikit-learn's message and
+    names the stored attribute, and output that is not finite where the input
+    is present is refused.
+
+    Parameters
+    ----------
+    inner : scikit-learn transformer
+        The fitted object, as stored.
+    X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+        The input, checked by the caller or by ``inner`` itself.
+    owner, attr : str
+        The estimator's class name and the attribute ``inner`` is stored under.
+    passes_missing : bool, default=False
+        Whether ``inner`` passes a missing input value through to the same
+        place of its output (a scaler, an ordinal encoder): NaN is then allowed
+        where the input is missing. ``False``: every output value must be finite.
+
+    Returns
+    -------
+    numpy.ndarray or scipy.sparse matrix
+        ``inner.transform(X)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``attr`` when the call raises (scikit-learn's message kept), or
+        when an output value is NaN or infinite where the input is present.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> scaler = StandardScaler().fit(np.array([[0.0], [2.0]]))
+    >>> transform_with_stored(scaler, np.array([[1.0]]), "Model", "scaler_")
+    array([[0.]])
+    >>> scaler.mean_ = np.array([np.inf])
+    >>> transform_with_stored(scaler, np.array([[1.0]]), "Model", "scaler_")
+    Traceback (most recent call last):
+    ...
+    ValueError: Model: stored scaler_ gives NaN or infinite output (row 0, column 0). ...
+    """
+    name = type(inner).__name__
+    try:
+        out = inner.transform(X)
+    except Exception as exc:  # scikit-learn reading a stored attribute, or the input
+        raise ValueError(
+            f"{exc} [{owner}.{attr}, the stored {name}, raised {type(exc).__name__} on this "
+            "input: where the input has fit's columns and types, the stored state is damaged "
+            "or was edited; refit, or load it from a trusted copy]"
+        ) from exc
+    values = out.data if hasattr(out, "tocsr") else np.asarray(out)
+    if values.dtype.kind in "fc" and not np.isfinite(values).all():
+        bad = ~np.isfinite(values)
+        if passes_missing and not hasattr(out, "tocsr") and np.shape(X) == bad.shape:
+            import pandas as pd
+
+            bad &= ~pd.isna(pd.DataFrame(X)).to_numpy()
+        if bad.any():
+            where = np.argwhere(bad)[0] if values.ndim == 2 else (-1, -1)
+            raise refuse_state(
+                owner, attr, f"gives NaN or infinite output (row {where[0]}, column {where[1]})"
+            )
+    return out
 
 
 def _refuse_bool(obj, params):
@@ -515,14 +606,16 @@ class CheckedStateMixin:
             if isinstance(packed, dict):
                 text = packed.get("tokenizer_json")
                 if set(packed) != {"tokenizer_json"} or not isinstance(text, str):
-                    raise _refuse(type(self).__name__, attr, "is not a tokenizer's JSON text")
+                    raise refuse_state(type(self).__name__, attr, "is not a tokenizer's JSON text")
                 from tokenizers import Tokenizer
 
                 try:
                     state[attr] = Tokenizer.from_str(text)
                     state[attr].encode("a")  # a model the parser accepts may still not run
                 except Exception as exc:  # the parser's own error, named
-                    raise _refuse(type(self).__name__, attr, f"does not parse ({exc})") from None
+                    raise refuse_state(
+                        type(self).__name__, attr, f"does not parse ({exc})"
+                    ) from None
         if hasattr(self, "_get_param_names"):  # before a parent's __setstate__ uses them
             names = [k for k in self._get_param_names() if k in state]
             check_params(self, params={k: state[k] for k in names})

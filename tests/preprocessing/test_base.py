@@ -56,3 +56,37 @@ def test_a_one_hot_layout_from_a_file_is_rebuilt_and_its_drops_checked(tmp_path)
     sio.dump(dropped, tmp_path / "drop.skops")
     with pytest.raises(ValueError, match=r"encoder_ drop_idx_\[0\] is 7, not one of its 3"):
         load_pipeline(tmp_path / "drop.skops")
+
+
+def _reloaded(est, attr, edit):
+    """``est`` rebuilt from its state after ``edit(inner)`` changed its stored ``attr``."""
+    import copy
+
+    state = copy.deepcopy(est.__getstate__())
+    edit(state[attr])
+    back = type(est).__new__(type(est))
+    back.__setstate__(state)
+    return back
+
+
+def test_a_stored_scaler_that_gives_infinite_output_is_refused_naming_it():
+    import numpy as np
+
+    X = np.array([[0.0, 1.0], [2.0, 3.0], [np.nan, 5.0]])
+    est = ScalerEmbedder().fit(X)
+    back = _reloaded(est, "scaler_", lambda s: s.mean_.__setitem__(0, np.inf))
+    with pytest.raises(ValueError, match=r"stored scaler_ gives NaN or infinite output \(row 0"):
+        back.transform(X)
+    # a missing input value stays missing: NaN where the input is NaN is the scaler's output
+    np.testing.assert_array_equal(np.isnan(est.transform(X)), np.isnan(X))
+
+
+def test_a_stored_encoder_that_scikit_learn_cannot_read_is_refused_naming_it():
+    import numpy as np
+
+    X = np.array([["a", "x"], ["b", "y"]], dtype=object)
+    for est in (OneHotEmbedder().fit(X), LabelEmbedder().fit(X)):
+        back = _reloaded(est, "encoder_", lambda e: e.categories_.__setitem__(0, "x"))
+        # scikit-learn's own AttributeError on the stored categories, re-raised naming encoder_
+        with pytest.raises(ValueError, match=r"no attribute 'dtype' \[.*\.encoder_"):
+            back.transform(X)

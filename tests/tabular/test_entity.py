@@ -326,3 +326,35 @@ def test_a_numpy_str_array_is_categorical_even_of_digits():
     est = EntityEmbedder(epochs=1, random_state=0).fit(X, y)
     assert est.categorical_features_.tolist() == [0, 1]
     assert [len(c) for c in est.categories_] == [3, 2]
+
+
+@pytest.mark.parametrize(
+    "attr, edit, problem",
+    [
+        ("embeddings_", lambda s: s.__setitem__(0, s[0][:-1]), r"embeddings_\[0\] is \(\d+, \d+\)"),
+        ("embeddings_", lambda s: s[0].__setitem__((0, 0), np.nan), r"embeddings_\[0\] holds NaN"),
+        (
+            "categories_",
+            lambda s: s.__setitem__(0, np.r_[s[0], s[0][:1]]),
+            "holds a category twice",
+        ),
+        ("categories_", lambda s: s.__setitem__(0, "x"), r"categories_\[0\] is not a 1-D array"),
+        ("embedding_dims_", lambda s: s.__setitem__(0, 0), r"embedding_dims_\[0\] is 0"),
+    ],
+)
+def test_stored_column_tables_are_checked_on_load(attr, edit, problem):
+    # transform indexes embeddings_[k] with codes from categories_[k]: a table cut by one row
+    # read past its end (IndexError) and a repeated category failed in pandas
+    import copy
+
+    X, y = grouped()
+    state = copy.deepcopy(EntityEmbedder(**FAST).fit(X, y).__getstate__())
+    edit(state[attr])
+    with pytest.raises(ValueError, match=problem):
+        EntityEmbedder.__new__(EntityEmbedder).__setstate__(state)
+
+
+def test_dtype_is_a_float_dtype():
+    X, y = grouped()
+    with pytest.raises(ValueError, match="dtype"):
+        EntityEmbedder(**{**FAST, "dtype": "x"}).fit(X, y)

@@ -140,3 +140,20 @@ def test_bad_tables_get_scikit_learns_messages():
     mixed = np.array([[1.0, "a"], [np.inf, "b"]], dtype=object)
     with pytest.raises(ValueError, match="holds infinity"):
         TabularPreprocessor().fit(mixed)
+
+
+def test_a_stored_column_transformer_that_fails_is_refused_naming_it():
+    import copy
+
+    import pandas as pd
+
+    X = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0], "c": ["a", "b", "a", "b"]})
+    est = TabularPreprocessor().fit(X)
+    state = copy.deepcopy(est.__getstate__())
+    name, step, columns = state["column_transformer_"].transformers_[0]
+    state["column_transformer_"].transformers_[0] = (name, "not a transformer", columns)
+    back = TabularPreprocessor.__new__(TabularPreprocessor)
+    back.__setstate__(state)
+    # scikit-learn's AttributeError on the stored step, re-raised as a ValueError naming it
+    with pytest.raises(ValueError, match=r"TabularPreprocessor\.column_transformer_"):
+        back.transform(X)

@@ -61,7 +61,7 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         ``weighting="tfidf"``: use ``1 + log(tf)``. Log-entropy's local weight
         is always ``log(1 + tf)``.
     ngram_range : tuple (min_n, max_n), default=(1, 1)
-        Word n-gram lengths.
+        Word n-gram lengths, ``1 <= min_n <= max_n <= 64``.
     norm : {"l2", "l1"} or None, default="l2"
         Row normalisation of the weighted matrix.
     algorithm : {"randomized", "arpack"}, default="randomized"
@@ -115,7 +115,8 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
     Raises
     ------
     ValueError
-        In ``fit``: before reading ``X``, ``engine="sklearn"`` on a non-CPU
+        In ``fit``: before reading ``X``, an ``ngram_range`` that is not
+        ``(min_n, max_n)`` with ``1 <= min_n <= max_n <= 64``, ``engine="sklearn"`` on a non-CPU
         device or an unavailable ``device``, an unknown ``weighting`` or
         ``stop_words`` (naming the options); then, if ``n_components`` is not
         smaller than the vocabulary size or larger than the number of
@@ -236,6 +237,7 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
 
     def __setstate__(self, state):
         super().__setstate__(state)
+        _check_ngram_range(self.ngram_range, f"{type(self).__name__}: stored")
         weights = getattr(self, "global_weights_", None)
         if "components_" in state and (weights is not None) != (self.weighting == "log_entropy"):
             raise ValueError(
@@ -336,6 +338,7 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         return self._fit(X)
 
     def _fit(self, X):
+        _check_ngram_range(self.ngram_range, type(self).__name__)
         device, engine, _ = resolve_compute(self, cpu_engine="sklearn")
         self.device_, self.engine_ = device, engine
         documents = self._check_documents(X)
@@ -475,3 +478,23 @@ def log_entropy(counts, weights, norm):
     X.data = np.log1p(X.data) * weights[X.indices]
     X.eliminate_zeros()
     return normalize(X, norm=norm, copy=False) if norm else X
+
+
+#: The longest n-grams ``ngram_range`` may ask for: each document yields (max_n - min_n + 1)
+#: n-grams per token, so a stored (1, 10**12) would never finish.
+MAX_NGRAM = 64
+
+
+def _check_ngram_range(ngram_range, owner):
+    """Refuse an ``ngram_range`` that is not ``(min_n, max_n)`` with 1 <= min_n <= max_n <= 64."""
+    ok = (
+        isinstance(ngram_range, tuple)
+        and len(ngram_range) == 2
+        and all(isinstance(n, Integral) and not isinstance(n, bool) for n in ngram_range)
+        and 1 <= ngram_range[0] <= ngram_range[1] <= MAX_NGRAM
+    )
+    if not ok:
+        raise ValueError(
+            f"{owner} ngram_range={ngram_range!r} is not a tuple (min_n, max_n) of integers with "
+            f"1 <= min_n <= max_n <= {MAX_NGRAM}; pass, for example, (1, 2)."
+        )

@@ -232,7 +232,10 @@ class BertPooledEmbedder(
         off the CPU or with ``torch_dtype`` other than float32, ``max_length``
         above the model's position limit, ``stride`` too large. In ``transform``: a
         document longer than ``max_length`` with ``truncation="error"``, an
-        empty document with ``handle_unknown="error"``.
+        empty document with ``handle_unknown="error"``, NaN or infinite
+        vectors from the model (weights that overflow in ``torch_dtype``). On
+        load: stored weights or config that do not build a model giving
+        finite vectors.
     ImportError
         In ``fit``: the packages of ``backend`` are not installed (the
         message names the extra to install).
@@ -537,6 +540,7 @@ class BertPooledEmbedder(
             n_pieces[todo] = [len(x) for x in ids]
             self._check_lengths(n_pieces[inverse])
             vectors[todo] = self._embed(ids)
+            self._check_finite(vectors[todo])
             if store is not None:
                 rows = np.concatenate([vectors[todo], n_pieces[todo, None].astype(np.float32)], 1)
                 store.put_many(namespace, [keys[i] for i in todo], rows)

@@ -456,6 +456,29 @@ class EncoderMixin:
         pieces = [self.tokenizer_.convert_ids_to_tokens(list(x)) for x in kept]
         return vectors, [list(pieces[i]) for i in inverse]
 
+    def _check_stored_model(self):
+        """Run the model rebuilt from a file once: a config value that transformers accepts
+        (a negative head count, a zero epsilon) fails or overflows only in a forward pass, so
+        it is refused at load rather than at the first ``transform``."""
+        vectors = self._embed(self._tokenize(["a"]))
+        if not np.isfinite(vectors).all():
+            raise StoredWeightsError(
+                f"{type(self).__name__}: the stored weights or config (_stored_weights) give "
+                "NaN or infinite vectors; the file is damaged or crafted."
+            )
+
+    def _check_finite(self, vectors):
+        """Refuse NaN or infinite vectors from the model (an overflow in its weights or in a
+        half-precision forward pass) instead of returning them."""
+        bad = ~np.isfinite(vectors).all(axis=1)
+        if bad.any():
+            raise ValueError(
+                f"{type(self).__name__}: the model gives NaN or infinite vectors for "
+                f"{int(bad.sum())} distinct document(s). Its weights overflow in "
+                f"{self.torch_dtype}: use torch_dtype='float32'; for a model loaded from a "
+                "file, its stored weights or config (_stored_weights) are damaged: refit."
+            )
+
     # ------------------------------------------------------------------ pickling
     def __getstate__(self):
         state = dict(super().__getstate__())  # object.__getstate__ returns __dict__ itself
@@ -488,6 +511,8 @@ class EncoderMixin:
         try:
             with never_download():
                 self._load(device, stored)
+                if stored is not None:
+                    self._check_stored_model()
         except StoredWeightsError:  # damaged or crafted stored weights: refused, not retried
             raise
         except Exception as exc:  # noqa: BLE001 - reported, retried at transform

@@ -242,3 +242,15 @@ def test_more_components_than_documents_is_refused_not_silently_cut():
         TfidfLSA(n_components=50, random_state=0).fit(docs)
     est = TfidfLSA(n_components=20, random_state=0).fit(docs)
     assert est.transform(docs).shape == (20, 20) and len(est.get_feature_names_out()) == 20
+
+
+@pytest.mark.parametrize("ngram_range", [(2, 1), (0, 1), (1, 10**12), (1,), (1.0, 2.0)])
+def test_ngram_range_out_of_bounds_is_refused_in_fit_and_on_load(ngram_range):
+    docs = ["the cat sat", "the dog ran", "a cat ran", "a dog sat"]
+    with pytest.raises(ValueError, match=r"ngram_range=.*1 <= min_n <= max_n <= 64"):
+        TfidfLSA(n_components=2, ngram_range=ngram_range).fit(docs)
+    # a file's (1, 10**12) asked every document for a trillion n-gram lengths: a hang
+    state = TfidfLSA(n_components=2).fit(docs).__getstate__()
+    state["ngram_range"] = ngram_range
+    with pytest.raises(ValueError, match=r"TfidfLSA: stored ngram_range="):
+        TfidfLSA.__new__(TfidfLSA).__setstate__(state)

@@ -60,3 +60,43 @@ def test_pickle_with_weights_is_self_contained(tiny, tiny_dir, tmp_path):
     np.testing.assert_allclose(again.transform(DOCS), ref, atol=1e-6, rtol=0)
     twice = pickle.loads(pickle.dumps(again))  # still self-contained
     np.testing.assert_allclose(twice.transform(DOCS), ref, atol=1e-6, rtol=0)
+
+
+def _stored_state(tiny_dir, tmp_path):
+    path = tmp_path / "model"
+    shutil.copytree(tiny_dir, path)
+    est = BertPooledEmbedder(
+        model=str(path), device="cpu", truncation="truncate", store_weights=True, n_jobs=1
+    ).fit(DOCS)
+    return est, est.__getstate__()
+
+
+def test_stored_weights_that_overflow_or_a_config_that_fails_are_refused_on_load(
+    tiny_dir, tmp_path
+):
+    from skembed.text.transformer._weights import StoredWeightsError
+
+    est, state = _stored_state(tiny_dir, tmp_path)
+    # finite weights of 1e38 pass every shape and finiteness check, then overflow to inf in
+    # the forward pass: the load runs the model once and refuses them
+    big = {**state, "_stored_weights": dict(state["_stored_weights"])}
+    big["_stored_weights"]["weights"] = {
+        k: np.full_like(v, 1e38) if v.dtype.kind == "f" else v
+        for k, v in state["_stored_weights"]["weights"].items()
+    }
+    with pytest.raises(StoredWeightsError, match=r"_stored_weights"):
+        BertPooledEmbedder.__new__(BertPooledEmbedder).__setstate__(big)
+    bad = {**state, "_stored_weights": dict(state["_stored_weights"])}
+    bad["_stored_weights"]["config"] = {
+        **state["_stored_weights"]["config"],
+        "layer_norm_eps": -1.0,
+    }
+    with pytest.raises(StoredWeightsError, match=r"_stored_weights"):
+        BertPooledEmbedder.__new__(BertPooledEmbedder).__setstate__(bad)
+
+
+def test_non_finite_vectors_from_the_model_are_refused_not_returned(tiny, monkeypatch):
+    est = BertPooledEmbedder(model=tiny, device="cpu", truncation="truncate", n_jobs=1).fit(DOCS)
+    monkeypatch.setattr(est, "_embed", lambda ids: np.full((len(ids), 32), np.inf, np.float32))
+    with pytest.raises(ValueError, match=r"NaN or infinite vectors for 2 distinct document"):
+        est.transform(DOCS[:2])

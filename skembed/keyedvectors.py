@@ -11,7 +11,15 @@ import os
 
 import numpy as np
 
-from .utils._schema import Array, Instance, Number, check_state
+from .utils._schema import (
+    Array,
+    Instance,
+    Number,
+    check_state,
+    is_packed_keys,
+    pack_keys,
+    unpack_keys,
+)
 
 __all__ = ["FastTextKeyedVectors", "KeyedVectors"]
 
@@ -167,11 +175,21 @@ class KeyedVectors:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_norms"] = None
+        # the words as two arrays (skops would write a node per word); key_to_index is rebuilt
+        state["index_to_key"] = pack_keys(self.index_to_key)
+        state.pop("key_to_index", None)
         return state
 
     def __setstate__(self, state):
         # a pickle or skops file is not trusted: the kernels index ``vectors`` with rows of
         # ``key_to_index`` without bounds checks, so the two are made consistent here
+        if is_packed_keys(state.get("index_to_key")):
+            state = {
+                **state,
+                "index_to_key": unpack_keys(
+                    state["index_to_key"], type(self).__name__, "index_to_key"
+                ),
+            }
         self.__dict__.update(state)
         self._check_state()
 
@@ -598,8 +616,7 @@ class FastTextKeyedVectors(KeyedVectors):
         return state
 
     def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._check_state()
+        super().__setstate__(state)
         if not all(isinstance(k, str) for k in self.index_to_key):
             raise ValueError("FastTextKeyedVectors: stored index_to_key holds non-string keys.")
         self.ngram_indptr, self.ngram_indices = _kernels().vocabulary_ngram_hashes(

@@ -618,7 +618,9 @@ def test_the_tree_walk_reaches_nested_state_and_rebuilds_it():
     state = {"wv_": kv, "tok": {"tokenizer_json": '{"model": {"vocab": {"a": 0}}}'}, "r": (1, 2)}
     tree = to_tree(state)
     paths = [p for p, _ in leaves(tree)]
-    assert ("wv_", "vectors") in paths and ("wv_", "index_to_key", 1) in paths
+    # the words are stored as two arrays, UTF-8 bytes and each word's end: two leaves
+    assert ("wv_", "vectors") in paths and ("wv_", "index_to_key", "utf8") in paths
+    assert ("wv_", "index_to_key", "ends") in paths
     assert ("tok", "tokenizer_json", "model", "vocab", "a") in paths and ("r", 0) in paths
     mutant = set_at(tree, ("tok", "tokenizer_json", "model", "vocab", "a"), 7)
     assert rebuild(mutant)["tok"]["tokenizer_json"] == '{"model": {"vocab": {"a": 7}}}'

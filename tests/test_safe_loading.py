@@ -203,8 +203,12 @@ def _quantizer_flipped(state, tmp_path):
 def _lsa_inner_vocabulary(state, tmp_path):
     import copy
 
+    from skembed.utils._schema import unpack_vocabulary
+
+    # the file stores no inner copy (it is rebuilt from vocabulary_); a crafted one must equal it
     vectorizer = copy.copy(state["vectorizer_"])
-    vectorizer.vocabulary_ = {**vectorizer.vocabulary_, "the": 50_000_000}
+    vocabulary = unpack_vocabulary(state["vocabulary_"], "TfidfLSA", "vocabulary_")
+    vectorizer.vocabulary_ = {**vocabulary, "the": 50_000_000}
     state["vectorizer_"] = vectorizer
 
 
@@ -294,7 +298,10 @@ def _entity_missing_weight(state, tmp_path):
 
 
 def _kv_more_keys(state, tmp_path):
-    state["index_to_key"] = state["index_to_key"] + ["extra"] * 1000
+    from skembed.utils._schema import pack_keys, unpack_keys
+
+    keys = unpack_keys(state["index_to_key"], "KeyedVectors", "index_to_key")  # stored packed
+    state["index_to_key"] = pack_keys(keys + ["extra"] * 1000)
 
 
 def _kv_string_vectors(state, tmp_path):

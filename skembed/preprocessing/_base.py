@@ -147,6 +147,8 @@ def _rebuild_one_hot_layout(encoder, owner):
         raise refuse("categories_ is not a list of arrays")
     drop = getattr(encoder, "drop_idx_", None)
     if drop is not None:
+        if not isinstance(drop, np.ndarray) or drop.ndim != 1:
+            raise refuse(f"drop_idx_ is {type(drop).__name__}, not a 1-D array of indices")
         if len(drop) != len(categories):
             raise refuse(f"drop_idx_ has {len(drop)} entries for {len(categories)} columns")
         for i, (idx, cats) in enumerate(zip(drop, categories, strict=True)):

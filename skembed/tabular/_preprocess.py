@@ -28,7 +28,14 @@ from sklearn.utils.validation import (
 )
 
 from ..preprocessing import OneHotEmbedder, ScalerEmbedder
-from ..utils._schema import Array, CheckedStateMixin, Instance, Number, transform_with_stored
+from ..utils._schema import (
+    Array,
+    CheckedStateMixin,
+    Instance,
+    Number,
+    refuse_state,
+    transform_with_stored,
+)
 from ..utils._validation import missing_mask
 
 #: label given to missing values of categorical columns before one-hot encoding
@@ -453,9 +460,14 @@ class TabularPreprocessor(CheckedStateMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "column_transformer_")
         X = self._check_table(X, reset=False)
-        out = transform_with_stored(
-            self.column_transformer_, X, type(self).__name__, "column_transformer_"
-        )
+        owner = type(self).__name__
+        out = transform_with_stored(self.column_transformer_, X, owner, "column_transformer_")
+        if out.shape[1] != self.n_features_out_:  # a network downstream reads this width
+            raise refuse_state(
+                owner,
+                "column_transformer_",
+                f"gives {out.shape[1]} columns where n_features_out_ is {self.n_features_out_}",
+            )
         return np.asarray(out, dtype=self.dtype)
 
     def __sklearn_tags__(self):

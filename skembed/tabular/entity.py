@@ -594,6 +594,8 @@ def _check_column_tables(est):
     infrequent = getattr(
         est, "infrequent_categories_", [np.empty(0, object)] * len(est.categories_)
     )
+    if not isinstance(infrequent, list) or len(infrequent) != len(est.categories_):
+        raise refuse_state(owner, "infrequent_categories_", "is not a list, one entry per column")
     columns = zip(est.categories_, infrequent, est.embedding_dims_, est.embeddings_, strict=False)
     for k, (cats, rare, width, table) in enumerate(columns):
         for attr, value in (("categories_", cats), ("infrequent_categories_", rare)):
@@ -607,7 +609,10 @@ def _check_column_tables(est):
         if not isinstance(table, np.ndarray) or table.dtype.kind != "f" or table.shape != shape:
             got = getattr(table, "shape", type(table).__name__)
             raise refuse_state(
-                owner, f"embeddings_[{k}]", f"is {got}, not a float table of {shape}"
+                owner,
+                f"embeddings_[{k}]",
+                f"is {got}, not a float table of {shape} (len(categories_[{k}]) + 1 rows, "
+                f"embedding_dims_[{k}] columns)",
             )
         if not np.isfinite(table).all():
             raise refuse_state(owner, f"embeddings_[{k}]", "holds NaN or infinite values")

@@ -77,6 +77,8 @@ def oov_fraction(token_lists, vocabulary):
 class TextEmbedderMixin(CheckedStateMixin):
     """Tags and helpers common to every text estimator (documents in, dense vectors out)."""
 
+    _vocabulary_attributes = ("vocabulary_",)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.string = True

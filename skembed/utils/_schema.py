@@ -40,6 +40,11 @@ __all__ = [
     "check_ids",
     "check_params",
     "check_state",
+    "is_packed_keys",
+    "pack_keys",
+    "pack_vocabulary",
+    "unpack_keys",
+    "unpack_vocabulary",
     "refuse_state",
     "transform_with_stored",
     "CheckedStateMixin",
@@ -522,6 +527,134 @@ def transform_with_stored(inner, X, owner, attr, *, passes_missing=False):
     return out
 
 
+def pack_keys(keys):
+    """A list of strings as two arrays, for a file: UTF-8 bytes and each key's end offset.
+
+    skops writes a list or dict entry by entry into its ``schema.json``
+    (about 100 bytes of JSON per word, parsed back one node at a time); two
+    arrays are two compressed ``.npy`` members. Keys that are not all ``str``
+    (graph node ids) are returned as they are.
+
+    Parameters
+    ----------
+    keys : list
+        The keys in table-row order.
+
+    Returns
+    -------
+    dict or list
+        ``{"utf8": uint8 array of shape (n_bytes,), "ends": int64 array of
+        shape (n_keys,)}``, or ``keys`` unchanged if one is not a ``str``.
+
+    Examples
+    --------
+    >>> packed = pack_keys(["a", "bé"])
+    >>> packed["utf8"].tobytes(), packed["ends"].tolist()
+    (b'ab\xc3\xa9', [1, 4])
+    >>> unpack_keys(packed, "Model", "index_to_key")
+    ['a', 'bé']
+    """
+    if not all(isinstance(k, str) for k in keys):
+        return keys
+    encoded = [k.encode("utf-8", "surrogatepass") for k in keys]
+    ends = np.cumsum([len(b) for b in encoded], dtype=np.int64)
+    return {"utf8": np.frombuffer(b"".join(encoded), np.uint8).copy(), "ends": ends}
+
+
+def is_packed_keys(value):
+    """Whether ``value`` has the form :func:`pack_keys` writes (to be unpacked on load)."""
+    return isinstance(value, dict) and set(value) == {"utf8", "ends"}
+
+
+def unpack_keys(packed, owner, attr):
+    """The keys :func:`pack_keys` packed, checked first: a file is not trusted.
+
+    Parameters
+    ----------
+    packed : dict
+        ``{"utf8": ..., "ends": ...}`` as stored.
+    owner, attr : str
+        The estimator's class name and the attribute (for the message).
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        Naming ``attr`` when the arrays are not 1-D integer arrays, the
+        offsets decrease or pass the bytes, or the bytes are not UTF-8.
+    """
+    utf8, ends = packed["utf8"], packed["ends"]
+    for name, a in (("utf8", utf8), ("ends", ends)):
+        if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype.kind not in "iu":
+            raise refuse_state(owner, f"{attr}.{name}", "is not a 1-D integer array")
+    starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+    if ends.size and (np.any(ends < starts) or int(ends[-1]) != utf8.size):
+        raise refuse_state(owner, f"{attr}.ends", f"does not cut the {utf8.size} bytes in order")
+    if utf8.size and (int(utf8.min()) < 0 or int(utf8.max()) > 255):
+        raise refuse_state(owner, f"{attr}.utf8", "holds values that are not bytes")
+    data = utf8.astype(np.uint8).tobytes()
+    try:
+        return [
+            data[a:b].decode("utf-8", "surrogatepass")
+            for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
+        ]
+    except UnicodeDecodeError as exc:
+        raise refuse_state(owner, f"{attr}.utf8", f"is not UTF-8 ({exc.reason})") from None
+
+
+def pack_vocabulary(vocabulary):
+    """A ``{word: id}`` dict with ids ``0..n-1`` as :func:`pack_keys` arrays, else unchanged.
+
+    Parameters
+    ----------
+    vocabulary : object
+        A fitted ``vocabulary_`` (or anything else, returned as it is).
+
+    Returns
+    -------
+    dict
+        The packed words in id order, or ``vocabulary`` itself when it is not
+        a dict of ``str`` keys whose ids are exactly ``0..n-1``.
+    """
+    if not isinstance(vocabulary, dict) or not all(isinstance(k, str) for k in vocabulary):
+        return vocabulary
+    ids = list(vocabulary.values())
+    if not all(isinstance(i, (int, np.integer)) for i in ids) or sorted(ids) != list(
+        range(len(ids))
+    ):
+        return vocabulary
+    return pack_keys(sorted(vocabulary, key=vocabulary.get))
+
+
+def unpack_vocabulary(packed, owner, attr):
+    """The ``{word: id}`` dict that :func:`pack_vocabulary` packed, each word once.
+
+    Parameters
+    ----------
+    packed : dict
+        ``{"utf8": ..., "ends": ...}`` as stored.
+    owner, attr : str
+        The estimator's class name and the attribute (for the message).
+
+    Returns
+    -------
+    dict of str to int
+
+    Raises
+    ------
+    ValueError
+        Naming ``attr`` as :func:`unpack_keys` does, or when a word is stored twice.
+    """
+    words = unpack_keys(packed, owner, attr)
+    vocabulary = {w: i for i, w in enumerate(words)}
+    if len(vocabulary) != len(words):
+        raise refuse_state(owner, attr, "holds a word twice")
+    return vocabulary
+
+
 def _refuse_bool(obj, params):
     """Booleans where an integer range is declared: ``True`` is not a width or a count."""
     from sklearn.utils._param_validation import Interval, InvalidParameterError
@@ -586,6 +719,9 @@ class CheckedStateMixin:
     #: attributes holding a ``tokenizers.Tokenizer``: stored as its JSON text (skops cannot
     #: hold the Rust object) and parsed back on load
     _tokenizer_attributes = ()
+    #: ``{word: id}`` dicts stored as two arrays (:func:`pack_vocabulary`): skops writes a
+    #: dict entry by entry into its JSON, about 100 bytes and one parsed node per word
+    _vocabulary_attributes = ()
 
     def _validate_params(self):
         """scikit-learn's parameter check, with booleans refused where an integer is declared."""
@@ -598,9 +734,15 @@ class CheckedStateMixin:
             tok = state.get(attr)
             if tok is not None and hasattr(tok, "to_str"):
                 state[attr] = {"tokenizer_json": tok.to_str()}
+        for attr in self._vocabulary_attributes:
+            if attr in state:
+                state[attr] = pack_vocabulary(state[attr])
         return state
 
     def __setstate__(self, state):
+        for attr in self._vocabulary_attributes:
+            if is_packed_keys(state.get(attr)):
+                state[attr] = unpack_vocabulary(state[attr], type(self).__name__, attr)
         for attr in self._tokenizer_attributes:
             packed = state.get(attr)
             if isinstance(packed, dict):

@@ -153,6 +153,49 @@ def test_the_size_measured_is_the_size_written_and_vocabularies_are_compressed(b
     )
 
 
+def test_vocabularies_are_stored_as_arrays_not_as_json_entries(bbc, tmp_path):
+    # skops wrote a {word: id} dict entry by entry into schema.json (about 100 bytes and one
+    # parsed node per word, twice for TfidfLSA: its own and the vectorizer's copy)
+    import zipfile
+
+    from skembed import TfidfLSA, Word2VecTransformer
+
+    texts, _ = bbc
+    for est in (TfidfLSA(n_components=20), Word2VecTransformer(epochs=1, random_state=0)):
+        est.fit(texts)
+        path = tmp_path / f"{type(est).__name__}.skops"
+        assert save_pipeline(est, path) == "skops"
+        with zipfile.ZipFile(path) as archive:
+            schema = archive.getinfo("schema.json").file_size
+        assert len(est.vocabulary_) > 2_000 and schema < 60_000, (type(est).__name__, schema)
+        back = load_pipeline(path)
+        assert back.vocabulary_ == est.vocabulary_
+        np.testing.assert_array_equal(back.transform(texts[:20]), est.transform(texts[:20]))
+    assert back.wv_.index_to_key == est.wv_.index_to_key
+    assert back.wv_.key_to_index == est.wv_.key_to_index
+
+
+def test_a_damaged_packed_vocabulary_is_refused_naming_it():
+    from skembed import TfidfLSA
+
+    docs = ["the cat sat", "the dog ran", "a cat ran", "a dog sat"]
+    state = TfidfLSA(n_components=2).fit(docs).__getstate__()
+    packed = state["vocabulary_"]
+    cases = [
+        ({**packed, "ends": packed["ends"][::-1].copy()}, r"vocabulary_\.ends does not cut"),
+        ({**packed, "utf8": np.full_like(packed["utf8"], 0xFF)}, r"vocabulary_\.utf8 is not UTF-8"),
+        (
+            {**packed, "ends": packed["ends"].astype(float)},
+            r"vocabulary_\.ends is not a 1-D integer",
+        ),
+    ]
+    words = np.frombuffer(b"catcat", np.uint8).copy()
+    cases.append(({"utf8": words, "ends": np.array([3, 6])}, "vocabulary_ holds a word twice"))
+    for bad, message in cases:
+        with pytest.raises(ValueError, match=message):
+            TfidfLSA.__new__(TfidfLSA).__setstate__({**state, "vocabulary_": bad})
+
+
 def test_a_sigterm_during_a_save_keeps_the_previous_file_and_leaves_no_temporary(tmp_path):
     import signal
     import subprocess

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,7 +23,16 @@ from ...utils._compute import (
     limit_threads,
     resolve_compute,
 )
-from ...utils._schema import Array, Ids, Instance, Number, Same, check_ids
+from ...utils._schema import (
+    Array,
+    Ids,
+    Instance,
+    Number,
+    Same,
+    check_ids,
+    is_packed_keys,
+    unpack_vocabulary,
+)
 from ...utils._seeding import seed_from_random_state
 from .._analyzer import DEFAULT_TOKEN_PATTERN, vectorizer_kwargs
 from .._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin, oov_fraction
@@ -235,7 +245,22 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
         self.n_jobs = n_jobs
         self.dtype = dtype
 
+    def __getstate__(self):
+        state = super().__getstate__()  # vocabulary_ packed (_vocabulary_attributes)
+        vectorizer = state.get("vectorizer_")
+        if getattr(vectorizer, "vocabulary_", None) is self.vocabulary_:
+            # the vectorizer's copy is derived: dropped here, rebuilt from vocabulary_ on load
+            state["vectorizer_"] = copy.copy(vectorizer)
+            del state["vectorizer_"].vocabulary_
+        return state
+
     def __setstate__(self, state):
+        if is_packed_keys(state.get("vocabulary_")):
+            vocabulary = unpack_vocabulary(state["vocabulary_"], type(self).__name__, "vocabulary_")
+            state = {**state, "vocabulary_": vocabulary}
+            vectorizer = state.get("vectorizer_")
+            if vectorizer is not None and not hasattr(vectorizer, "vocabulary_"):
+                vectorizer.vocabulary_ = vocabulary
         super().__setstate__(state)
         _check_ngram_range(self.ngram_range, f"{type(self).__name__}: stored")
         weights = getattr(self, "global_weights_", None)

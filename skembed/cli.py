@@ -52,6 +52,7 @@ import re
 import shlex
 import sys
 import tempfile
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import model_selection as ms
 from .exceptions import ComparisonInterrupted
@@ -60,6 +61,9 @@ from .model_selection import (
     load_compare_data,
     write_outputs,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class UsageError(Exception):
@@ -206,6 +210,12 @@ def _check_scheduler(address):
 
 
 def build_parser():
+    """The ``skembed`` argument parser, with its ``compare`` subcommand.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+    """
     parser = argparse.ArgumentParser(
         prog="skembed", description="scikit-learn embedding transformers"
     )
@@ -216,6 +226,17 @@ def build_parser():
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    # --help lists the options in the order they are added: these calls keep that order
+    _add_data_arguments(cmp)
+    _add_embedder_arguments(cmp)
+    _add_fold_arguments(cmp)
+    _add_fit_arguments(cmp)
+    _add_run_arguments(cmp)
+    return parser
+
+
+def _add_data_arguments(cmp):
+    """The data: its source, the label, the columns' roles, the task."""
     cmp.add_argument("--csv", help="CSV file with the data (default: an embedded data set)")
     cmp.add_argument("--label-column", help="column of labels or of the numeric target")
     roles = "(repeatable; default: detected)"
@@ -239,6 +260,10 @@ def build_parser():
         default="auto",
         help="auto (default): regression for a float target or integers with over 20 values",
     )
+
+
+def _add_embedder_arguments(cmp):
+    """Which embedders run, and the width of the tabular ones."""
     cmp.add_argument(
         "--embedders",
         help="comma-separated embedders (default: all available; text: "
@@ -249,6 +274,10 @@ def build_parser():
         "that row on another model, a local directory or a hub name, repeatable)",
     )
     cmp.add_argument("--n-components", type=int, default=2, help="embedding width (tabular mode)")
+
+
+def _add_fold_arguments(cmp):
+    """The folds: how many, and whether they follow time or groups."""
     cmp.add_argument("--cv", type=int, default=5, help="cross-validation folds (default 5)")
     cmp.add_argument(
         "--time-column",
@@ -259,6 +288,10 @@ def build_parser():
         "--group-column",
         help="column of each row's group: no group is split across folds; not a feature",
     )
+
+
+def _add_fit_arguments(cmp):
+    """How each fit runs and is scored: device, scorer, threads, seed."""
     cmp.add_argument(
         "--device",
         help="device of every embedder that takes one: cpu, cuda, cuda:N, mps "
@@ -276,6 +309,10 @@ def build_parser():
         help="threads each embedder may use (default: each embedder's own default)",
     )
     cmp.add_argument("--random-state", type=int, default=0)
+
+
+def _add_run_arguments(cmp):
+    """The run as a whole: its files, its size, where it runs, what it reports."""
     cmp.add_argument("--output-dir", default="compare-output", help="where the files go")
     cmp.add_argument(
         "--limit",
@@ -312,7 +349,6 @@ def build_parser():
         default=1,
         help="0: leaderboard only; 1: a line per embedder (default); 2: also per candidate",
     )
-    return parser
 
 
 def _check_args(args):
@@ -434,20 +470,57 @@ def _folds_words(split, cv):
     return f"{cv}-fold CV"
 
 
+class _Outcome(NamedTuple):
+    """What the comparison gave: its rows, the refitted best pipeline, an interruption."""
+
+    results: pd.DataFrame
+    #: ``{name: pipeline}`` of the best row when --save-best asked for it and the run finished
+    best: dict | None
+    #: the interruption's words when Ctrl-C ended the run, else None
+    interrupted: str | None
+
+
 def run_compare(args, argv=None):
     """Run ``skembed compare`` with parsed arguments; the results DataFrame."""
+    _check_before_work(args)
+    prepared, names, title, notes = _prepare(args)
+    _print_plan(title, notes, prepared.roles)
+    outcome = _compare(args, prepared, names)
+    _print_leaderboard(args, outcome.results, title)
+    failures = _write_report_files(args, outcome.results, title, prepared.roles, argv)
+    if outcome.best:
+        failures += _save_best(args, outcome.best, prepared)
+    if outcome.interrupted is not None:
+        skipped = " (--save-best skipped)" if args.save_best else ""
+        print(
+            f"interrupted: {outcome.interrupted}; the leaderboard and files above hold them"
+            f"{skipped}"
+        )
+        raise SystemExit(130)
+    if failures:
+        raise UsageError("; ".join(failures) + " (the leaderboard above is complete)")
+    return outcome.results
+
+
+def _check_before_work(args):
+    """Check the arguments, the output paths and the scheduler."""
     _check_args(args)
     _check_outputs(args)
     if args.scheduler:  # an unreachable scheduler fails now, within seconds, before any work
         _check_scheduler(args.scheduler)
-    prepared, names, title, notes = _prepare(args)
-    y, roles = prepared.y, prepared.roles
+
+
+def _print_plan(title, notes, roles):
+    """The title, the notes on the data and the columns' roles, before the first fit."""
     print(title, flush=True)
     for note in notes:
         print(note, flush=True)
     if roles is not None:
         print("columns: " + ms.format_roles(roles), flush=True)
-    interrupted = None
+
+
+def _compare(args, prepared, names):
+    """Cross-validate the embedders; a Ctrl-C keeps the rows that finished."""
     try:
         out = ms.compare_embedders(
             prepared,
@@ -467,14 +540,25 @@ def run_compare(args, argv=None):
     except (ValueError, ConnectionError) as exc:
         raise UsageError(_cli_words(str(exc))) from None
     except ComparisonInterrupted as exc:  # Ctrl-C: the finished rows are kept
-        out, interrupted = exc.results, exc.results.attrs["interrupted"]
-    results, best = out if args.save_best and interrupted is None else (out, None)
+        return _Outcome(exc.results, None, exc.results.attrs["interrupted"])
+    if args.save_best:
+        results, best = out
+        return _Outcome(results, best, None)
+    return _Outcome(out, None, None)
+
+
+def _print_leaderboard(args, results, title):
+    """The leaderboard, the best row within --budget, the --compress table."""
     print()
     print(ms.format_leaderboard(results, title))
     if args.budget is not None:
         print(ms.best_within_budget(results, args.budget)[1])
     if args.compress:
         print("\n" + ms.format_compression(results))
+
+
+def _write_report_files(args, results, title, roles, argv):
+    """Write the leaderboard files; the failures to report at the end."""
     stem = "leaderboard_tabular" if roles is not None and not roles["text"] else "leaderboard"
     command = "skembed " + " ".join(map(shlex.quote, argv if argv is not None else sys.argv[1:]))
     there = set(os.listdir(args.output_dir)) if os.path.isdir(args.output_dir) else set()
@@ -485,30 +569,25 @@ def run_compare(args, argv=None):
     replaced = [p for p in paths if os.path.basename(p) in there]
     if replaced:  # never replace a file this run did not create without saying so
         print("replaced the files that were there: " + ", ".join(replaced))
-    if best:
-        name, pipeline = next(iter(best.items()))
-        try:
-            fmt = ms.save_pipeline(pipeline, args.save_best)
-        except (OSError, ValueError) as exc:  # ValueError: the written file did not load back
-            failures.append(
-                f"could not write {args.save_best}: {getattr(exc, 'strerror', None) or exc}"
-            )
-        else:
-            load = f"load_pipeline({args.save_best!r}" + (
-                ", allow_pickle=True)" if fmt == "joblib" else ")"
-            )
-            unit = "documents" if roles is None else "rows"
-            print(
-                f"best pipeline ({name}, refitted on all {len(y)} {unit}) written to "
-                f"{args.save_best} with {fmt}; load it with skembed.model_selection.{load}"
-            )
-    if interrupted is not None:
-        skipped = " (--save-best skipped)" if args.save_best else ""
-        print(f"interrupted: {interrupted}; the leaderboard and files above hold them{skipped}")
-        raise SystemExit(130)
-    if failures:
-        raise UsageError("; ".join(failures) + " (the leaderboard above is complete)")
-    return results
+    return failures
+
+
+def _save_best(args, best, prepared):
+    """Write the best pipeline to --save-best; the failure to report, if any, in a list."""
+    name, pipeline = next(iter(best.items()))
+    try:
+        fmt = ms.save_pipeline(pipeline, args.save_best)
+    except (OSError, ValueError) as exc:  # ValueError: the written file did not load back
+        return [f"could not write {args.save_best}: {getattr(exc, 'strerror', None) or exc}"]
+    load = f"load_pipeline({args.save_best!r}" + (
+        ", allow_pickle=True)" if fmt == "joblib" else ")"
+    )
+    unit = "documents" if prepared.roles is None else "rows"
+    print(
+        f"best pipeline ({name}, refitted on all {len(prepared.y)} {unit}) written to "
+        f"{args.save_best} with {fmt}; load it with skembed.model_selection.{load}"
+    )
+    return []
 
 
 def main(argv=None):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -237,44 +238,12 @@ def load_compare_data(
     ValueError
         Bad CSV (:func:`read_csv_checked`), an unknown column, no usable rows.
     """
-    notes = []
     if csv_path is not None:
-        if not label:
-            raise ValueError("--csv needs --label-column (and --text-column for text data).")
-        header = _header(csv_path) if os.path.exists(csv_path) else []
-        text = [c for c in header if c != label]
-        text = text[0] if len(text) == 1 and text == list(text_columns or ())[:1] else None
-        rows, first_dropped = _csv_rows(
-            csv_path, label, text, limit if limit != "default" else None, random_state
-        )
-        frame = read_csv_checked(csv_path, rows, text_columns)
-        labels = _column(frame, "--label-column", label, csv_path)
-        X = frame.drop(columns=[label])
-        data_name, spec = os.path.basename(csv_path), None
+        loaded = _load_csv(csv_path, label, text_columns, limit, random_state)
     else:
-        from .. import datasets
-
-        spec = DATASETS[dataset or "bbc"]
-        data_name = spec.title
-        out = getattr(datasets, spec.loader)()
-        if spec.label is None:
-            X, labels = out
-        else:
-            labels = _column(out, "--label-column", label or spec.label, dataset)
-            gone = [c for c in spec.drop if c in out.columns and c != labels.name]
-            X = out.drop(columns=[labels.name, *gone])
-            if gone:
-                notes.append(
-                    f"dropped {len(gone)} columns that give {labels.name} away: {', '.join(gone)}"
-                )
-    for name in text_columns or ():
-        if hasattr(X, "columns"):
-            if name == labels.name:
-                raise ValueError(
-                    f"Column {name!r} is the label and cannot also be a text feature: "
-                    "name a different column."
-                )
-            _column(X.assign(**{str(labels.name): labels}), "--text-column", name, data_name)
+        loaded = _load_dataset(dataset, label)
+    X, labels, data_name, notes = loaded.X, loaded.labels, loaded.data_name, loaded.notes
+    _check_text_columns(X, labels, text_columns, data_name)
     only_text = (
         hasattr(X, "columns")
         and list(X.columns) == list(text_columns or ())[:1]
@@ -284,8 +253,8 @@ def load_compare_data(
         X = X.iloc[:, 0].tolist()
     is_text = not hasattr(X, "columns")
     keep, dropped = usable_rows(X, labels, drop_empty_text=is_text)
-    if csv_path is not None and first_dropped is not None:
-        dropped = first_dropped  # counted over the whole file before the limit's read
+    if loaded.dropped is not None:
+        dropped = loaded.dropped  # counted over the whole file before the limit's read
     idx = np.flatnonzero(keep)
     X = _take(X, idx)
     X = X.reset_index(drop=True) if hasattr(X, "iloc") else X
@@ -301,7 +270,7 @@ def load_compare_data(
         )
     y = _numeric_if_possible(y)
     if limit == "default":
-        limit = spec.limit if spec is not None else None
+        limit = loaded.spec.limit if loaded.spec is not None else None
         if limit is not None and limit < len(y):
             notes.append(
                 f"--limit {limit} by default (the full {len(y)} rows take over ~10 minutes on 2 cores; "
@@ -309,6 +278,69 @@ def load_compare_data(
             )
     X, y = subsample(X, y, limit, random_state)
     return X, y, data_name, dropped, notes
+
+
+class _Loaded(NamedTuple):
+    """The rows as read, before the unusable ones are dropped."""
+
+    #: the feature columns (a table), or the documents
+    X: object
+    #: the label column
+    labels: object
+    #: the data's name in the report
+    data_name: str
+    #: the embedded data set, or None for a CSV
+    spec: Dataset | None
+    #: rows dropped by reason, counted over a whole CSV before a limit's read; None: count them
+    dropped: dict | None
+    #: what the data set's defaults did
+    notes: list
+
+
+def _load_csv(csv_path, label, text_columns, limit, random_state):
+    """Read the CSV: its label column and its features."""
+    if not label:
+        raise ValueError("--csv needs --label-column (and --text-column for text data).")
+    header = _header(csv_path) if os.path.exists(csv_path) else []
+    text = [c for c in header if c != label]
+    text = text[0] if len(text) == 1 and text == list(text_columns or ())[:1] else None
+    rows, first_dropped = _csv_rows(
+        csv_path, label, text, limit if limit != "default" else None, random_state
+    )
+    frame = read_csv_checked(csv_path, rows, text_columns)
+    labels = _column(frame, "--label-column", label, csv_path)
+    X = frame.drop(columns=[label])
+    return _Loaded(X, labels, os.path.basename(csv_path), None, first_dropped, [])
+
+
+def _load_dataset(dataset, label):
+    """Load an embedded data set, without the columns that give its label away."""
+    from .. import datasets
+
+    spec = DATASETS[dataset or "bbc"]
+    out = getattr(datasets, spec.loader)()
+    if spec.label is None:
+        X, labels = out
+        return _Loaded(X, labels, spec.title, spec, None, [])
+    labels = _column(out, "--label-column", label or spec.label, dataset)
+    gone = [c for c in spec.drop if c in out.columns and c != labels.name]
+    X = out.drop(columns=[labels.name, *gone])
+    notes = []
+    if gone:
+        notes.append(f"dropped {len(gone)} columns that give {labels.name} away: {', '.join(gone)}")
+    return _Loaded(X, labels, spec.title, spec, None, notes)
+
+
+def _check_text_columns(X, labels, text_columns, data_name):
+    """Each --text-column is a column of the table, and not the label."""
+    for name in text_columns or ():
+        if hasattr(X, "columns"):
+            if name == labels.name:
+                raise ValueError(
+                    f"Column {name!r} is the label and cannot also be a text feature: "
+                    "name a different column."
+                )
+            _column(X.assign(**{str(labels.name): labels}), "--text-column", name, data_name)
 
 
 def _numeric_if_possible(y):

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import textwrap
+from typing import NamedTuple
 
 import numpy as np
 
@@ -186,44 +187,82 @@ def leaderboard_html(results, title="", command=None, png=None, pareto=None):
         reference score, the column roles, the task and downstream model, the
         folds, the notes, whether the run was interrupted, and the command.
     """
-    board = _board(results)
     esc = html.escape
+    board = _board(results)
+    cols = _html_columns(board)
+    head = "".join(f"<th>{esc(col.label)}</th>" for col in cols)
+    head += "<th>best params</th><th>description</th>"
+    rows = "".join(_html_row(r, cols) for r in board.to_dict("records"))
+    dl = "".join(
+        f"<dt>{esc(k)}</dt><dd>{f'<code>{esc(v)}</code>' if k == 'command' else esc(str(v))}</dd>"
+        for k, v in _html_facts(results, command)
+    )
+    chart = _html_charts(png, pareto)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{esc(title or 'skembed compare')}</title><style>{_CSS}</style></head><body>"
+        f"<h1>{esc(title or 'skembed compare')}</h1>"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+        f"{chart}{_compression_html(results)}<dl>{dl}</dl></body></html>\n"
+    )
+
+
+class _Column(NamedTuple):
+    """A column of the HTML leaderboard."""
+
+    #: the results' column
+    key: str
+    #: its header
+    label: str
+    #: the format of a cell; ``"{}"`` for text (not right-aligned unless rank or dim)
+    fmt: str
+
+
+def _html_columns(board):
+    """The HTML leaderboard's columns: the console's, in its order."""
     scoring = board["scoring"].iloc[0] if len(board) else ""
     cols = [
-        ("rank", "rank", "{}"),
-        ("embedder", "embedder", "{}"),
-        ("mean_test_score", f"{scoring} mean", "{:.4f}"),
-        ("std_test_score", "± std", "{:.4f}"),
-        ("n_features_out", "dim", "{}"),
-        ("mean_fit_time", "fit s", "{:.2f}"),
-        ("mean_embed_fit_time", "embedder s", "{:.2f}"),
-        ("mean_downstream_fit_time", "downstream s", "{:.2f}"),
-        ("transform_rows_per_s", "rows/s", "{:.0f}"),
-        ("fit_peak_memory_mb", "peak MB", "{:.1f}"),
-        ("pipeline_size_mb", "size MB", "{:.2f}"),
-        ("pareto", "Pareto", "{}"),
+        _Column("rank", "rank", "{}"),
+        _Column("embedder", "embedder", "{}"),
+        _Column("mean_test_score", f"{scoring} mean", "{:.4f}"),
+        _Column("std_test_score", "± std", "{:.4f}"),
+        _Column("n_features_out", "dim", "{}"),
+        _Column("mean_fit_time", "fit s", "{:.2f}"),
+        _Column("mean_embed_fit_time", "embedder s", "{:.2f}"),
+        _Column("mean_downstream_fit_time", "downstream s", "{:.2f}"),
+        _Column("transform_rows_per_s", "rows/s", "{:.0f}"),
+        _Column("fit_peak_memory_mb", "peak MB", "{:.1f}"),
+        _Column("pipeline_size_mb", "size MB", "{:.2f}"),
+        _Column("pareto", "Pareto", "{}"),
     ]
     if board["mean_reconstruction_error"].notna().any():
-        cols.insert(-1, ("mean_reconstruction_error", "recon err", "{:.4f}"))
+        cols.insert(-1, _Column("mean_reconstruction_error", "recon err", "{:.4f}"))
     if "text_only_score" in board and board["text_only_score"].notna().any():
         cols[-1:-1] = [
-            ("text_only_score", "text alone", "{:.4f}"),
-            ("delta_vs_none", "vs none", "{:+.4f}"),
+            _Column("text_only_score", "text alone", "{:.4f}"),
+            _Column("delta_vs_none", "vs none", "{:+.4f}"),
         ]
-    head = "".join(f"<th>{esc(label)}</th>" for _, label, _ in cols)
-    head += "<th>best params</th><th>description</th>"
-    rows = []
-    for r in board.to_dict("records"):
-        cells = []
-        for key, _, fmt in cols:
-            value = r.get(key)
-            text = "-" if value is None or value != value else fmt.format(value)
-            text = ("yes" if value else "") if key == "pareto" else text
-            cls = ' class="num"' if fmt != "{}" or key in ("rank", "n_features_out") else ""
-            cells.append(f"<td{cls}>{esc(text)}</td>")
-        cells.append(f"<td><code>{esc(json.dumps(r['params'], default=str))}</code></td>")
-        cells.append(f"<td>{esc(str(r.get('description', '')))}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return cols
+
+
+def _html_row(r, cols):
+    """One leaderboard row (a record of the board) as an HTML table row."""
+    esc = html.escape
+    cells = []
+    for col in cols:
+        value = r.get(col.key)
+        text = "-" if value is None or value != value else col.fmt.format(value)
+        text = ("yes" if value else "") if col.key == "pareto" else text
+        numeric = col.fmt != "{}" or col.key in ("rank", "n_features_out")
+        cls = ' class="num"' if numeric else ""
+        cells.append(f"<td{cls}>{esc(text)}</td>")
+    cells.append(f"<td><code>{esc(json.dumps(r['params'], default=str))}</code></td>")
+    cells.append(f"<td>{esc(str(r.get('description', '')))}</td>")
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def _html_facts(results, command):
+    """``(name, value)`` pairs of the page's list: the task, the run and the columns' roles."""
     facts = [("task", results.attrs.get("task", "classification"))]
     facts.append(("downstream model", results.attrs.get("downstream", "")))
     if results.attrs.get("cv"):
@@ -240,10 +279,11 @@ def leaderboard_html(results, title="", command=None, png=None, pareto=None):
                 facts.append((f"{role} columns", ", ".join(map(str, roles[role]))))
     if command:
         facts.append(("command", command))
-    dl = "".join(
-        f"<dt>{esc(k)}</dt><dd>{f'<code>{esc(v)}</code>' if k == 'command' else esc(str(v))}</dd>"
-        for k, v in facts
-    )
+    return facts
+
+
+def _html_charts(png, pareto):
+    """The two charts inlined as ``data:`` URIs; ``""`` for each not given."""
     chart = ""
     if png:
         data = base64.b64encode(png).decode("ascii")
@@ -254,13 +294,7 @@ def leaderboard_html(results, title="", command=None, png=None, pareto=None):
             '<p><img id="pareto" alt="Pareto chart: score against transform speed" '
             f'src="data:image/png;base64,{data}"></p>'
         )
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{esc(title or 'skembed compare')}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{esc(title or 'skembed compare')}</h1>"
-        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        f"{chart}{_compression_html(results)}<dl>{dl}</dl></body></html>\n"
-    )
+    return chart
 
 
 def _no_value(value):

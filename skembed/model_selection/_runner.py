@@ -256,14 +256,7 @@ def _fold_task(
     """
     from sklearn.base import clone
 
-    n_threads = n_jobs
-    if "distributed" in sys.modules:  # inside a Dask worker: at most its threads
-        from ..dask import worker_threads
-
-        n_threads = worker_threads(default=n_jobs)
-        if n_jobs is not None and n_threads is not None:
-            n_threads = min(resolve_n_jobs(n_jobs), n_threads)
-    with limit_threads(n_threads), warnings.catch_warnings():
+    with limit_threads(_fold_threads(n_jobs)), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # unseen categories/words in CV folds
         X_tr, X_te, y_tr, y_te = _take(X, train), _take(X, test), y[train], y[test]
         fold_est = clone(est)
@@ -279,34 +272,20 @@ def _fold_task(
         Xt_te = fold_est.transform(X_te)
         transform_s = time.perf_counter() - t0
         blocks = _table_blocks(fold_est)
-        if blocks is None or len(blocks) == 1:  # the none row's other columns: as prepared
-            scaler, path, down_s = _downstream_path(Xt_tr, y_tr, task, scaled=blocks is not None)
-            fits = [((), scaler, path)]
-        else:  # a table's text row: the blocks balanced, the text's weight searched too
-            fits, down_s = _balanced_paths(Xt_tr, y_tr, task, blocks)
-            fits = [(((TEXT_WEIGHT, w),), scaler, path) for w, scaler, path in fits]
-        key, _ = downstream_values(task)
-        per_value = {}
-        for extra, scaler, path in fits:
-            t0 = time.perf_counter()
-            Xs_te = Xt_te if scaler is None else scaler.transform(Xt_te)
-            scale_s = time.perf_counter() - t0
-            for value, model in path:
-                t0 = time.perf_counter()
-                test_score = float(scorer(model, Xs_te, y_te))
-                per_value[(*extra, (key, value))] = FoldScores(
-                    test=test_score,
-                    fit=embed_s + down_s,
-                    score=transform_s + scale_s + time.perf_counter() - t0,
-                )
+        fits = _fit_downstream(Xt_tr, y_tr, task, blocks)
+        per_value = _score_downstream(
+            fits, Xt_te, y_te, scorer, task, fit_s=embed_s + fits.seconds, transform_s=transform_s
+        )
         recon = _reconstruction_error(fold_est, X_te) if kind == "tabular" else None
         text_only = _text_alone(blocks, Xt_tr, Xt_te, y_tr, y_te, scorer, task)
-        _, scaler, path = fits[0]
-        size_mb = _size_mb(fold_est, scaler, path[0][1]) if measure_size else float("nan")
+        first = fits.paths[0]
+        size_mb = (
+            _size_mb(fold_est, first.scaler, first.path[0][1]) if measure_size else float("nan")
+        )
     return FoldOutcome(
         per_value=per_value,
         embed_s=embed_s,
-        downstream_s=down_s,
+        downstream_s=fits.seconds,
         transform_s=transform_s,
         n_features_out=Xt_tr.shape[1],
         sparse=hasattr(Xt_tr, "tocsr"),
@@ -315,6 +294,66 @@ def _fold_task(
         recon=recon,
         text_only=text_only,
     )
+
+
+def _fold_threads(n_jobs):
+    """Threads of a fold task: ``n_jobs``, and inside a Dask worker at most its threads."""
+    n_threads = n_jobs
+    if "distributed" in sys.modules:  # inside a Dask worker: at most its threads
+        from ..dask import worker_threads
+
+        n_threads = worker_threads(default=n_jobs)
+        if n_jobs is not None and n_threads is not None:
+            n_threads = min(resolve_n_jobs(n_jobs), n_threads)
+    return n_threads
+
+
+class _DownstreamPath(NamedTuple):
+    """A downstream path fitted on a fold's embedding."""
+
+    #: downstream parameters besides the searched value: the text's weight, or none
+    extra: tuple
+    #: the scaler in front of the models, or None where the embedding is used as it is
+    scaler: object
+    #: ``(value, model)`` pairs, one per downstream value
+    path: list
+
+
+class _DownstreamFits(NamedTuple):
+    """The downstream paths of a fold and the seconds it took to fit them."""
+
+    paths: list
+    seconds: float
+
+
+def _fit_downstream(Xt_tr, y_tr, task, blocks):
+    """The :class:`_DownstreamFits` on a fold's embedding: one path, or one per text weight."""
+    if blocks is None or len(blocks) == 1:  # the none row's other columns: as prepared
+        scaler, path, down_s = _downstream_path(Xt_tr, y_tr, task, scaled=blocks is not None)
+        return _DownstreamFits([_DownstreamPath((), scaler, path)], down_s)
+    # a table's text row: the blocks balanced, the text's weight searched too
+    fits, down_s = _balanced_paths(Xt_tr, y_tr, task, blocks)
+    paths = [_DownstreamPath(((TEXT_WEIGHT, w),), scaler, path) for w, scaler, path in fits]
+    return _DownstreamFits(paths, down_s)
+
+
+def _score_downstream(fits, Xt_te, y_te, scorer, task, *, fit_s, transform_s):
+    """``FoldScores`` per downstream value of every path, on the held-out rows."""
+    key, _ = downstream_values(task)
+    per_value = {}
+    for fitted in fits.paths:
+        t0 = time.perf_counter()
+        Xs_te = Xt_te if fitted.scaler is None else fitted.scaler.transform(Xt_te)
+        scale_s = time.perf_counter() - t0
+        for value, model in fitted.path:
+            t0 = time.perf_counter()
+            test_score = float(scorer(model, Xs_te, y_te))
+            per_value[(*fitted.extra, (key, value))] = FoldScores(
+                test=test_score,
+                fit=fit_s,
+                score=transform_s + scale_s + time.perf_counter() - t0,
+            )
+    return per_value
 
 
 def _text_alone(blocks, Xt_tr, Xt_te, y_tr, y_te, scorer, task):

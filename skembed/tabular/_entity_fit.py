@@ -9,13 +9,60 @@ rows they never saw.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..exceptions import diverged
 from ..utils._seeding import forked_torch_rng, torch_generator
 from ._base import INFERENCE_BATCH
 
-__all__ = ["EntityEpochStep", "code_counts", "cross_fit", "embedding_tables", "procrustes"]
+__all__ = [
+    "EntityEpochStep",
+    "FitSeeds",
+    "TrainingArrays",
+    "code_counts",
+    "cross_fit",
+    "embedding_tables",
+    "procrustes",
+]
+
+
+class TrainingArrays(NamedTuple):
+    """The rows a fit trains on, as numpy arrays."""
+
+    #: ``(n_samples, n_embedded)`` int64 category codes (0: unknown or infrequent)
+    codes: np.ndarray
+    #: ``(n_samples, n_numeric)`` float64 numeric columns as given (missing values NaN)
+    numeric: np.ndarray
+    #: the numeric columns standardised, float32 (missing values 0)
+    z: np.ndarray
+    #: float32 class codes, or the standardised continuous target
+    target: np.ndarray
+
+    def tensors(self, device, rows=None):
+        """``(codes, z, target)`` of ``rows`` (default: all) as torch tensors on ``device``."""
+        import torch
+
+        arrays = (
+            (self.codes, self.z, self.target)
+            if rows is None
+            else (self.codes[rows], self.z[rows], self.target[rows])
+        )
+        return tuple(torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in arrays)
+
+
+class FitSeeds(NamedTuple):
+    """What a fit draws from ``random_state``, in the order it draws it."""
+
+    #: the weight initialisation (the final network and every fold network)
+    init: int
+    #: the final network's shuffling (fold ``f`` shuffles with ``shuffle + 1 + f``)
+    shuffle: int
+    #: ``(train_rows, valid_rows)`` of early stopping, or None
+    split: tuple | None
+    #: the folds of the cross fitting
+    fold: int
 
 
 class EntityEpochStep:

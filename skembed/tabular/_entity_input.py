@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from numbers import Integral
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.utils.validation import _check_feature_names_in
@@ -37,6 +38,17 @@ def embedding_width(cardinality):
     [1, 1, 2, 5, 50, 50, 50]
     """
     return int(max(1, min(MAX_AUTO_WIDTH, (int(cardinality) + 1) // 2)))
+
+
+class Standardised(NamedTuple):
+    """The numeric columns standardised for training, and the statistics that did it."""
+
+    #: per numeric column, the mean (0 where there is none)
+    mean: np.ndarray
+    #: per numeric column, the standard deviation (1 where it is 0 or there is none)
+    scale: np.ndarray
+    #: ``(numeric - mean) / scale`` as float32, missing values 0
+    z: np.ndarray
 
 
 def _missing_to_nan(values):
@@ -199,6 +211,26 @@ class EntityInputMixin:
                 "as categorical (categorical_features)."
             )
         return values
+
+    def _standardise(self, numeric):
+        """:class:`Standardised` numeric columns; a column whose variance overflows is an error."""
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow: refused just below
+            mean = np.nanmean(numeric, axis=0) if numeric.shape[1] else np.zeros(0)
+            scale = np.nanstd(numeric, axis=0) if numeric.shape[1] else np.zeros(0)
+        overflow = ~np.isfinite(scale) & np.isfinite(numeric).any(axis=0)
+        if overflow.any():  # 1e308 made the loss NaN and the advice was to lower learning_rate
+            j = int(np.flatnonzero(overflow)[0])
+            row = int(np.nanargmax(np.abs(numeric[:, j])))
+            raise ValueError(
+                f"{type(self).__name__}: numeric column "
+                f"{self._input_names()[self.numeric_features_[j]]!r} holds "
+                f"{numeric[row, j]:g} in row {row}, too large to standardise (its variance "
+                "overflows float64): rescale that column (e.g. a log) or drop the row."
+            )
+        mean = np.where(np.isfinite(mean), mean, 0.0)
+        scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+        z = np.nan_to_num((numeric - mean) / scale, nan=0.0).astype(np.float32)
+        return Standardised(mean, scale, z)
 
     def _codes(self, X):
         """Row codes ``(n_samples, n_embedded)`` int64: 0 unknown/infrequent, i + 1 category i."""

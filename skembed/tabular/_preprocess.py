@@ -313,59 +313,46 @@ class TabularPreprocessor(CheckedStateMixin, TransformerMixin, BaseEstimator):
         X = self._check_table(X, reset=True)
         numeric, categorical = column_kinds(X)
         self.numeric_columns_, self.categorical_columns_ = numeric, categorical
+        self._learn_input_columns(X)
+        steps = self._numeric_transformers(numeric) + self._categorical_transformers(categorical)
+        ct = ColumnTransformer(steps, remainder="drop", sparse_threshold=0.0)
+        out = ct.fit_transform(X)
+        self.column_transformer_ = ct
+        self._learn_output_layout(ct, categorical)
+        self._learn_special_numeric_columns(X, numeric)
+        self.category_values_ = self._category_values(X, categorical)
+        return out
+
+    def _learn_input_columns(self, X):
+        """The input's kind, its column names (or positions) and a table's dtypes."""
         self.input_is_dataframe_ = _is_dataframe(X)
         if self.input_is_dataframe_:
             self.columns_ = list(X.columns)
             self.dtypes_ = X.dtypes.to_dict()
         else:
             self.columns_ = list(range(np.shape(X)[1]))
-        transformers = []
-        if numeric:
-            transformers.append(
-                (
-                    "num",
-                    Pipeline(
-                        [
-                            (
-                                "impute",
-                                SimpleImputer(
-                                    strategy=self.numeric_imputation, keep_empty_features=True
-                                ),
-                            ),
-                            ("scale", ScalerEmbedder(method=self.scaling)),
-                        ]
-                    ),
-                    numeric,
-                )
-            )
+
+    def _numeric_transformers(self, numeric):
+        """The column transformer's steps of the numeric columns: none without one."""
+        if not numeric:
+            return []
+        impute = SimpleImputer(strategy=self.numeric_imputation, keep_empty_features=True)
+        scale = ScalerEmbedder(method=self.scaling)
+        return [
+            ("num", Pipeline([("impute", impute), ("scale", scale)]), numeric),
             # 0/1 indicators, unscaled: a rare missing value must not become a huge outlier
-            transformers.append(
-                ("missing", MissingIndicator(features="missing-only", error_on_new=False), numeric)
-            )
-        if categorical:
-            transformers.append(
-                (
-                    "cat",
-                    Pipeline(
-                        [
-                            (
-                                "as_str",
-                                CategoriesAsStr(),
-                            ),
-                            (
-                                "onehot",
-                                OneHotEmbedder(
-                                    handle_unknown=self.handle_unknown, dtype=self.dtype
-                                ),
-                            ),
-                        ]
-                    ),
-                    categorical,
-                )
-            )
-        ct = ColumnTransformer(transformers, remainder="drop", sparse_threshold=0.0)
-        out = ct.fit_transform(X)
-        self.column_transformer_ = ct
+            ("missing", MissingIndicator(features="missing-only", error_on_new=False), numeric),
+        ]
+
+    def _categorical_transformers(self, categorical):
+        """The column transformer's step of the categorical columns: none without one."""
+        if not categorical:
+            return []
+        onehot = OneHotEmbedder(handle_unknown=self.handle_unknown, dtype=self.dtype)
+        return [("cat", Pipeline([("as_str", CategoriesAsStr()), ("onehot", onehot)]), categorical)]
+
+    def _learn_output_layout(self, ct, categorical):
+        """Which output columns are numeric, and each categorical column's one-hot range."""
         self.n_features_out_ = int(sum(s.stop - s.start for s in ct.output_indices_.values()))
         num_slice = ct.output_indices_.get("num", slice(0, 0))
         self._scaled_index = np.arange(num_slice.start, num_slice.stop)
@@ -380,35 +367,43 @@ class TabularPreprocessor(CheckedStateMixin, TransformerMixin, BaseEstimator):
                 groups.append((start, start + len(cats)))
                 start += len(cats)
         self.categorical_groups_ = groups
+
+    def _learn_special_numeric_columns(self, X, numeric):
+        """The numeric columns missing entirely, and those holding a single value."""
         self.all_missing_columns_ = []
         self.constant_columns_ = {}
-        if numeric:
-            values = X[numeric] if self.input_is_dataframe_ else np.asarray(X)[:, numeric]
-            values = np.asarray(values, dtype=np.float64)
-            missing = np.isnan(values).all(axis=0)
-            self.all_missing_columns_ = [c for c, m in zip(numeric, missing, strict=True) if m]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                lo, hi = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
-            self.constant_columns_ = {
-                c: float(v)
-                for c, v, w, m in zip(numeric, lo, hi, missing, strict=True)
-                if not m and v == w
-            }
-        # original values of each categorical label, to give labels back with their own type
-        self.category_values_ = []
-        if categorical:
-            raw = X[categorical] if self.input_is_dataframe_ else np.asarray(X)[:, categorical]
-            raw = (
-                raw.to_numpy(dtype=object) if _is_dataframe(raw) else np.asarray(raw, dtype=object)
-            )
-            as_str = categories_as_str(raw)
-            for j in range(raw.shape[1]):
-                labels, first = np.unique(as_str[:, j], return_index=True)
-                mapping = {s: raw[i, j] for s, i in zip(labels, first, strict=True)}
-                mapping[MISSING_CATEGORY] = np.nan
-                self.category_values_.append(mapping)
-        return out
+        if not numeric:
+            return
+        values = X[numeric] if self.input_is_dataframe_ else np.asarray(X)[:, numeric]
+        values = np.asarray(values, dtype=np.float64)
+        missing = np.isnan(values).all(axis=0)
+        self.all_missing_columns_ = [c for c, m in zip(numeric, missing, strict=True) if m]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, hi = np.nanmin(values, axis=0), np.nanmax(values, axis=0)
+        self.constant_columns_ = {
+            c: float(v)
+            for c, v, w, m in zip(numeric, lo, hi, missing, strict=True)
+            if not m and v == w
+        }
+
+    def _category_values(self, X, categorical):
+        """Per categorical column, its labels as strings -> their original values.
+
+        Gives the labels back with their own type on the way out.
+        """
+        values = []
+        if not categorical:
+            return values
+        raw = X[categorical] if self.input_is_dataframe_ else np.asarray(X)[:, categorical]
+        raw = raw.to_numpy(dtype=object) if _is_dataframe(raw) else np.asarray(raw, dtype=object)
+        as_str = categories_as_str(raw)
+        for j in range(raw.shape[1]):
+            labels, first = np.unique(as_str[:, j], return_index=True)
+            mapping = {s: raw[i, j] for s, i in zip(labels, first, strict=True)}
+            mapping[MISSING_CATEGORY] = np.nan
+            values.append(mapping)
+        return values
 
     def fit(self, X, y=None):
         """Build and fit the column transformer on ``X``.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from numbers import Integral
 
 import numpy as np
@@ -16,7 +17,14 @@ from ..utils._schema import Array, Instance, refuse_state
 from ..utils._seeding import seed_from_random_state
 from ..utils._state import restore_on_failure
 from ._base import TABULAR_PARAMETER_CONSTRAINTS, BaseNeuralTabularEmbedder
-from ._entity_fit import EntityEpochStep, code_counts, cross_fit, embedding_tables
+from ._entity_fit import (
+    EntityEpochStep,
+    FitSeeds,
+    TrainingArrays,
+    code_counts,
+    cross_fit,
+    embedding_tables,
+)
 from ._entity_input import EntityInputMixin, embedding_width
 from ._preprocess import _is_dataframe
 
@@ -404,6 +412,23 @@ class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
         np.dtype(self.dtype)
         for key in ("categorical_features_", "categories_", "model_", "history_"):
             self.__dict__.pop(key, None)
+        arrays = self._check_fit_data(X, y, crossfit)
+        config = self._network_config(arrays, hidden)
+        seeds = self._draw_seeds(arrays.codes.shape[0])
+        self.device_ = device
+        with limit_threads(self.n_jobs, modules=("torch",)):
+            tables = self._train_final_network(arrays, config, seeds)
+            out = self._cross_fit(arrays, config, tables, seeds) if crossfit else None
+        self.model_.cpu().eval()
+        self.embeddings_ = tables
+        kept = 0 if self.remainder == "drop" else self.numeric_features_.size
+        self._n_features_out = sum(self.embedding_dims_) + kept
+        if out is None:
+            return self
+        return out
+
+    def _check_fit_data(self, X, y, crossfit):
+        """Check ``X`` and ``y``, learn the columns and categories; the :class:`TrainingArrays`."""
         X = self._check_X(X, reset=True)
         n_samples = X.shape[0]
         kind, classes, target = self._check_target(y, n_samples)
@@ -412,109 +437,86 @@ class EntityEmbedder(EntityInputMixin, BaseNeuralTabularEmbedder):
                 f"fit_transform cross-fits with cv={self.cv} folds but X has only {n_samples} "
                 "rows; lower cv or use fit(X, y).transform(X)."
             )
-        cat, num = self._select_columns(X)
-        self.categorical_features_, self.numeric_features_ = cat, num
+        self.categorical_features_, self.numeric_features_ = self._select_columns(X)
         codes, cards = self._group_categories(X, n_samples)
         widths = self._widths(cards)
-
         numeric = self._numeric(X)
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow: refused just below
-            mean = np.nanmean(numeric, axis=0) if numeric.shape[1] else np.zeros(0)
-            scale = np.nanstd(numeric, axis=0) if numeric.shape[1] else np.zeros(0)
-        overflow = ~np.isfinite(scale) & np.isfinite(numeric).any(axis=0)
-        if overflow.any():  # 1e308 made the loss NaN and the advice was to lower learning_rate
-            j = int(np.flatnonzero(overflow)[0])
-            row = int(np.nanargmax(np.abs(numeric[:, j])))
-            raise ValueError(
-                f"{type(self).__name__}: numeric column {self._input_names()[num[j]]!r} holds "
-                f"{numeric[row, j]:g} in row {row}, too large to standardise (its variance "
-                "overflows float64): rescale that column (e.g. a log) or drop the row."
-            )
-        mean = np.where(np.isfinite(mean), mean, 0.0)
-        scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
-        self.numeric_mean_, self.numeric_scale_ = mean, scale
-        z = np.nan_to_num((numeric - mean) / scale, nan=0.0).astype(np.float32)
-
+        scaled = self._standardise(numeric)
+        self.numeric_mean_, self.numeric_scale_ = scaled.mean, scaled.scale
         self.target_type_ = kind
         self.embedding_dims_ = list(widths)
         if classes is not None:
             self.classes_ = classes
         else:
             self.__dict__.pop("classes_", None)
-        config = dict(
+        return TrainingArrays(codes, numeric, scaled.z, target)
+
+    def _network_config(self, arrays, hidden):
+        """Keyword arguments of the final network and of every fold network."""
+        return dict(
             cardinalities=[len(c) + 1 for c in self.categories_],
-            embedding_dims=widths,
-            n_numeric=z.shape[1],
-            n_outputs=len(classes) if kind == "multiclass" else 1,
+            embedding_dims=list(self.embedding_dims_),
+            n_numeric=arrays.z.shape[1],
+            n_outputs=len(self.classes_) if self.target_type_ == "multiclass" else 1,
             hidden_layer_sizes=hidden,
             activation=self.activation,
             dropout=float(self.dropout),
         )
 
-        # ---- seeds: the final network's draws come first, so fit and fit_transform agree
+    def _draw_seeds(self, n_samples):
+        """The :class:`FitSeeds` drawn from ``random_state``.
+
+        The final network's draws come first, so fit and fit_transform agree.
+        """
         rng = check_random_state(self.random_state)
-        init_seed, shuffle_seed = seed_from_random_state(rng), seed_from_random_state(rng)
+        init_seed = seed_from_random_state(rng)
+        shuffle_seed = seed_from_random_state(rng)
         split = self._validation_split(rng, n_samples)
         fold_seed = seed_from_random_state(rng)
-        self.device_ = device
+        return FitSeeds(init_seed, shuffle_seed, split, fold_seed)
 
-        def tensors(rows):
-            import torch
+    def _train_final_network(self, arrays, config, seeds):
+        """Train ``model_`` through the shared loop; its embedding tables."""
+        from ..nn.entity import EntityEmbeddingNet
 
-            arrays = (codes, z, target) if rows is None else (codes[rows], z[rows], target[rows])
-            return tuple(torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in arrays)
-
-        with limit_threads(self.n_jobs, modules=("torch",)):
-            from ..nn.entity import EntityEmbeddingNet
-
-            # ---- the final network
-            train_rows = None if split is None else split[0]
-            train = tensors(train_rows)
-            valid = None if split is None else tensors(split[1])
-            counts = code_counts(
-                codes if train_rows is None else codes[train_rows], self.categories_
+        split = seeds.split
+        train_rows = None if split is None else split[0]
+        train = arrays.tensors(self.device_, train_rows)
+        valid = None if split is None else arrays.tensors(self.device_, split[1])
+        codes = arrays.codes if train_rows is None else arrays.codes[train_rows]
+        counts = code_counts(codes, self.categories_)
+        with self._rng_fork(seeds.init):
+            self.model_ = EntityEmbeddingNet(**config).to(self.device_)
+            self.history_ = []
+            step = EntityEpochStep(self, self.model_, train, valid, seeds.shuffle)
+            self._run_epochs(
+                step,
+                validated=valid is not None,
+                # callbacks see the current tables
+                before_callbacks=self._publish_tables(counts) if self.callbacks else None,
             )
-            with self._rng_fork(init_seed):
-                self.model_ = EntityEmbeddingNet(**config).to(device)
-                self.history_ = []
-                step = EntityEpochStep(self, self.model_, train, valid, shuffle_seed)
-                self._run_epochs(
-                    step,
-                    validated=valid is not None,
-                    # callbacks see the current tables
-                    before_callbacks=self._publish_tables(counts) if self.callbacks else None,
-                )
-            tables = embedding_tables(self.model_, counts)
-            del train, valid, step
+        return embedding_tables(self.model_, counts)
 
-            # ---- cross fitting: each fold embedded by a network that never saw it
-            out = None
-            if crossfit:
-                splitter = (
-                    KFold(self.cv, shuffle=True, random_state=fold_seed)
-                    if kind == "continuous"
-                    else StratifiedKFold(self.cv, shuffle=True, random_state=fold_seed)
-                )
-                fold_epochs = self.best_epoch_ if split is not None else len(self.history_)
-                out = cross_fit(
-                    self,
-                    splitter.split(codes, target),
-                    codes,
-                    numeric,
-                    tensors,
-                    config,
-                    tables,
-                    init_seed=init_seed,
-                    shuffle_seed=shuffle_seed,
-                    epochs=max(fold_epochs, 1),
-                )
-
-        self.model_.cpu().eval()
-        self.embeddings_ = tables
-        self._n_features_out = sum(widths) + (0 if self.remainder == "drop" else num.size)
-        if out is None:
-            return self
-        return out
+    def _cross_fit(self, arrays, config, tables, seeds):
+        """Out-of-fold embeddings: each fold embedded by a network that never saw it."""
+        splitter = (
+            KFold(self.cv, shuffle=True, random_state=seeds.fold)
+            if self.target_type_ == "continuous"
+            else StratifiedKFold(self.cv, shuffle=True, random_state=seeds.fold)
+        )
+        fold_epochs = self.best_epoch_ if seeds.split is not None else len(self.history_)
+        return cross_fit(
+            self,
+            splitter.split(arrays.codes, arrays.target),
+            arrays.codes,
+            arrays.numeric,
+            functools.partial(arrays.tensors, self.device_),
+            config,
+            tables,
+            init_seed=seeds.init,
+            shuffle_seed=seeds.shuffle,
+            epochs=max(fold_epochs, 1),
+        )
 
     def _publish_tables(self, counts):
         def publish(record):

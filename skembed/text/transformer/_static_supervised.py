@@ -159,7 +159,7 @@ class _HeadEpochs:
         return {"loss": sum(losses) / len(train), "valid_loss": valid_loss}
 
     def _loss(self, rows):
-        """The loss of the documents ``rows`` (a graph for the optimisers, in training mode)."""
+        """The loss of the documents ``rows`` (under the model's current train or eval mode)."""
         import torch
 
         from ...nn.static import bag_batch

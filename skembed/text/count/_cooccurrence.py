@@ -15,6 +15,8 @@ end.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -189,47 +191,9 @@ def cooccurrence_matrix(
            [1. , 0. , 1. ],
            [0.5, 1. , 0. ]])
     """
-    if int(window) < 1:
-        raise ValueError(f"window must be at least 1, got {window}.")
-    window = int(window)
-    n_words = int(n_words)
-    if n_words < 1:
-        raise ValueError(f"n_words must be at least 1, got {n_words}.")
-    ids = np.asarray(ids)
-    if ids.dtype.kind not in "iu":
-        ids = ids.astype(np.int64)  # e.g. an empty float array
-    elif ids.dtype.itemsize > 4 and n_words <= np.iinfo(np.int32).max:
-        ids = ids.astype(np.int32)  # halves the corpus copy; keys are formed in int64
-    offsets = np.asarray(offsets, dtype=np.int64)
-    n_tokens = ids.shape[0]
-    if offsets.ndim != 1 or offsets.size < 1 or offsets[0] != 0 or offsets[-1] != n_tokens:
-        raise ValueError("offsets must start at 0 and end at len(ids).")
-    if np.any(np.diff(offsets) < 0):
-        raise ValueError("offsets must be non-decreasing.")
-    if n_tokens and (ids.min() < 0 or ids.max() >= n_words):
-        raise ValueError(f"word ids must lie in [0, {n_words}).")
-    # no pair lies further apart than the longest document: window=10**9 asked for 969 GiB
-    longest = int(np.diff(offsets).max()) if offsets.size > 1 else 0
-    reach = effective_window(window, longest)
-    weights = distance_weights(window, weighting, reach=reach)
-    window = reach
-    if float(n_words) ** 2 * window >= 2.0**63:
-        raise ValueError(f"n_words={n_words} is too large for int64 pair keys.")
-    chunk_tokens = max(int(chunk_tokens), 1)
-    keys = np.zeros(0, np.int64)
-    vals = np.zeros(0, np.float64)
-    keys_buf = np.empty(min(chunk_tokens, max(n_tokens, 1)) * window, dtype=np.int64)
-    for start in range(0, n_tokens, chunk_tokens):
-        stop = min(start + chunk_tokens, n_tokens)
-        # tokens left in the same document after each position of the chunk
-        pos = np.arange(start, stop, dtype=np.int64)
-        doc_end = offsets[np.searchsorted(offsets, pos, side="right")]
-        rem = doc_end - pos - 1
-        del pos, doc_end
-        ck, cv = _chunk_pairs(ids, rem, start, stop, n_words, window, weights, symmetric, keys_buf)
-        keys, vals = _merge(keys, vals, ck, cv)
-        del ck, cv, rem
-    del keys_buf
+    plan = _count_plan(ids, offsets, n_words, window, weighting)
+    n_words = plan.n_words
+    keys, vals = _count_pairs(plan, symmetric, chunk_tokens)
     rows = keys // n_words
     index_dtype = np.int32 if n_words < 2**31 - 1 and keys.size < 2**31 - 1 else np.int64
     cols = (keys - rows * n_words).astype(index_dtype)
@@ -244,3 +208,83 @@ def cooccurrence_matrix(
         X.sort_indices()
     X.eliminate_zeros()
     return X
+
+
+class _CountPlan(NamedTuple):
+    """A checked corpus and what counting it needs."""
+
+    #: word ids, int32 where the vocabulary allows
+    ids: np.ndarray
+    #: document boundaries in ``ids``, int64
+    offsets: np.ndarray
+    n_words: int
+    #: the distances counted: the window clipped to the longest document
+    window: int
+    #: ``weights[d - 1]``, the weight at distance ``d``
+    weights: np.ndarray
+
+
+class _Counts(NamedTuple):
+    """Sorted unique pair keys ``row * n_words + col`` and their float64 weighted counts."""
+
+    keys: np.ndarray
+    vals: np.ndarray
+
+
+def _count_plan(ids, offsets, n_words, window, weighting):
+    """Check the arguments of :func:`cooccurrence_matrix` and clip the window to the corpus."""
+    if int(window) < 1:
+        raise ValueError(f"window must be at least 1, got {window}.")
+    window = int(window)
+    n_words = int(n_words)
+    if n_words < 1:
+        raise ValueError(f"n_words must be at least 1, got {n_words}.")
+    ids = _compact_ids(np.asarray(ids), n_words)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    n_tokens = ids.shape[0]
+    if offsets.ndim != 1 or offsets.size < 1 or offsets[0] != 0 or offsets[-1] != n_tokens:
+        raise ValueError("offsets must start at 0 and end at len(ids).")
+    if np.any(np.diff(offsets) < 0):
+        raise ValueError("offsets must be non-decreasing.")
+    if n_tokens and (ids.min() < 0 or ids.max() >= n_words):
+        raise ValueError(f"word ids must lie in [0, {n_words}).")
+    # no pair lies further apart than the longest document: window=10**9 asked for 969 GiB
+    longest = int(np.diff(offsets).max()) if offsets.size > 1 else 0
+    reach = effective_window(window, longest)
+    weights = distance_weights(window, weighting, reach=reach)
+    if float(n_words) ** 2 * reach >= 2.0**63:
+        raise ValueError(f"n_words={n_words} is too large for int64 pair keys.")
+    return _CountPlan(ids, offsets, n_words, reach, weights)
+
+
+def _compact_ids(ids, n_words):
+    if ids.dtype.kind not in "iu":
+        return ids.astype(np.int64)  # e.g. an empty float array
+    if ids.dtype.itemsize > 4 and n_words <= np.iinfo(np.int32).max:
+        return ids.astype(np.int32)  # halves the corpus copy; keys are formed in int64
+    return ids
+
+
+def _count_pairs(plan, symmetric, chunk_tokens):
+    """The corpus's pair counts, summed chunk by chunk into one sorted total."""
+    n_tokens = plan.ids.shape[0]
+    chunk_tokens = max(int(chunk_tokens), 1)
+    keys = np.zeros(0, np.int64)
+    vals = np.zeros(0, np.float64)
+    keys_buf = np.empty(min(chunk_tokens, max(n_tokens, 1)) * plan.window, dtype=np.int64)
+    for start in range(0, n_tokens, chunk_tokens):
+        stop = min(start + chunk_tokens, n_tokens)
+        rem = _left_in_document(plan.offsets, start, stop)
+        ck, cv = _chunk_pairs(
+            plan.ids, rem, start, stop, plan.n_words, plan.window, plan.weights, symmetric, keys_buf
+        )
+        keys, vals = _merge(keys, vals, ck, cv)
+        del ck, cv, rem
+    return _Counts(keys, vals)
+
+
+def _left_in_document(offsets, start, stop):
+    """Tokens left in the same document after each position of ``start:stop``."""
+    pos = np.arange(start, stop, dtype=np.int64)
+    doc_end = offsets[np.searchsorted(offsets, pos, side="right")]
+    return doc_end - pos - 1

@@ -8,6 +8,7 @@ import json
 import math
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -227,29 +228,9 @@ def train_on_pairs(self, model, ids, y, pairs, rng, device, opening=None):
     """
     import torch
 
-    from ...nn.contrastive import (
-        cosine_similarity_loss,
-        in_batch_negatives_loss,
-        supervised_contrastive_loss,
-    )
-
     left, right, target = pairs
-    labels = y[left] if self.loss_ in CLASS_LOSSES else None
-    class_loss = (
-        supervised_contrastive_loss
-        if self.loss_ == "supervised_contrastive"
-        else in_batch_negatives_loss
-    )
-    n_steps_epoch = -(-len(left) // self.batch_size)
-    plan = StepPlan(
-        n_steps_epoch,
-        self.epochs,
-        self.batch_size,
-        getattr(self, "max_time", None),
-        self.verbose,
-        type(self).__name__,
-        opening,
-    )
+    sampled = _Pairs(left, right, target, y[left] if self.loss_ in CLASS_LOSSES else None)
+    plan = _step_plan(self, len(left), opening)
     optimizer = torch.optim.AdamW(model.parameters(), lr=self.learning_rate)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, plan.learning_rate_factor)
     model.train()
@@ -261,17 +242,7 @@ def train_on_pairs(self, model, ids, y, pairs, rng, device, opening=None):
             if plan.finished:  # max_time shrank the plan
                 break
             idx = order[b : b + self.batch_size]
-            rows = np.concatenate([left[idx], right[idx]])
-            unique, inverse = np.unique(rows, return_inverse=True)
-            pooled = self._pooled_train([ids[i] for i in unique], device)
-            inverse = torch.from_numpy(inverse.astype(np.int64)).to(device)
-            u, v = pooled[inverse[: len(idx)]], pooled[inverse[len(idx) :]]
-            if labels is None:
-                t = torch.from_numpy(target[idx]).to(device=device, dtype=u.dtype)
-                loss = cosine_similarity_loss(u, v, t)
-            else:
-                lab = torch.from_numpy(labels[idx]).to(device)
-                loss = class_loss(u, v, lab)
+            loss = _batch_loss(self, ids, sampled, idx, device)
             value = float(loss.detach())
             if not np.isfinite(value):  # before the step: the weights stay finite
                 raise diverged(
@@ -281,16 +252,12 @@ def train_on_pairs(self, model, ids, y, pairs, rng, device, opening=None):
                     parameter="learning_rate",
                     value=self.learning_rate,
                 )
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            schedule.step()
+            _optimizer_step(model, optimizer, schedule, loss)
             losses.append(value)
             plan.step_done(len(idx))
         lr = float(schedule.get_last_lr()[0])
-        pairs = min(len(left), len(losses) * self.batch_size)
-        return {"loss": float(np.mean(losses)), "learning_rate": lr, "pairs": pairs}
+        n_pairs = min(len(left), len(losses) * self.batch_size)
+        return {"loss": float(np.mean(losses)), "learning_rate": lr, "pairs": n_pairs}
 
     def stop_when_planned(estimator, record):  # max_time may end training before the epochs
         return plan.finished
@@ -307,3 +274,64 @@ def train_on_pairs(self, model, ids, y, pairs, rng, device, opening=None):
             )
     finally:
         plan.close()
+
+
+class _Pairs(NamedTuple):
+    """The sampled pairs: the rows of their two sides and what each pair is scored against."""
+
+    left: np.ndarray
+    right: np.ndarray
+    #: the cosine loss's target of each pair
+    target: np.ndarray
+    #: the class of each pair's rows for a class loss (:data:`CLASS_LOSSES`), else None
+    labels: np.ndarray | None
+
+
+def _step_plan(self, n_pairs, opening):
+    """The :class:`StepPlan` of ``n_pairs`` pairs per epoch with the estimator's parameters."""
+    return StepPlan(
+        -(-n_pairs // self.batch_size),
+        self.epochs,
+        self.batch_size,
+        getattr(self, "max_time", None),
+        self.verbose,
+        type(self).__name__,
+        opening,
+    )
+
+
+def _batch_loss(self, ids, sampled, idx, device):
+    """The loss of the pairs ``idx``: each distinct document of the batch is encoded once."""
+    import torch
+
+    from ...nn.contrastive import (
+        cosine_similarity_loss,
+        in_batch_negatives_loss,
+        supervised_contrastive_loss,
+    )
+
+    rows = np.concatenate([sampled.left[idx], sampled.right[idx]])
+    unique, inverse = np.unique(rows, return_inverse=True)
+    pooled = self._pooled_train([ids[i] for i in unique], device)
+    inverse = torch.from_numpy(inverse.astype(np.int64)).to(device)
+    u, v = pooled[inverse[: len(idx)]], pooled[inverse[len(idx) :]]
+    if sampled.labels is None:
+        t = torch.from_numpy(sampled.target[idx]).to(device=device, dtype=u.dtype)
+        return cosine_similarity_loss(u, v, t)
+    class_loss = (
+        supervised_contrastive_loss
+        if self.loss_ == "supervised_contrastive"
+        else in_batch_negatives_loss
+    )
+    return class_loss(u, v, torch.from_numpy(sampled.labels[idx]).to(device))
+
+
+def _optimizer_step(model, optimizer, schedule, loss):
+    """Back-propagate ``loss``, clip the gradients at norm 1, step and advance the schedule."""
+    import torch
+
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    schedule.step()

@@ -27,6 +27,7 @@ import threading
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ...utils._caches import register_cache
 
@@ -359,77 +360,120 @@ def _max_length(source, tokenizer, config, revision):
     return min(limits) if limits else 512
 
 
-def _load_uncached(source, revision, dtype_name, device, quantize):
-    import torch
+class _Loaded(NamedTuple):
+    """A model and its tokenizer as loaded, before they are checked and described."""
 
+    model: object
+    tokenizer: object
+
+
+def _load_uncached(source, revision, dtype_name, device, quantize):
     if quantize == "int8":
-        base = load_encoder(source, revision=revision, torch_dtype=dtype_name, device=device)
-        with warnings.catch_warnings():  # torch.ao deprecation notices (still the CPU path)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            warnings.simplefilter("ignore", UserWarning)
-            # per-channel weight scales: on all-MiniLM-L6-v2 (BBC News, max_length 128) the
-            # cosine to float32 is 0.983 on average (min 0.967) against 0.941 (min 0.903) with
-            # the default per-tensor scales, at the same speed
-            # the FFN down-projections (Linear layers reading the intermediate_size-wide GELU
-            # output, whose outliers per-tensor activation scales lose) stay in float32: mean
-            # cosine 0.984 -> 0.993, worst 0.968 -> 0.989 on 200 BBC documents at max_length 256
-            qconfig = torch.ao.quantization.per_channel_dynamic_qconfig
-            inner = getattr(base.model.config, "intermediate_size", None)
-            spec = {
-                name: qconfig
-                for name, mod in base.model.named_modules()
-                if isinstance(mod, torch.nn.Linear) and mod.in_features != inner
-            }
-            model = torch.ao.quantization.quantize_dynamic(
-                base.model, spec, dtype=torch.qint8, inplace=False
-            )
-        model.eval()
-        return LoadedEncoder(
-            model,
-            base.tokenizer,
-            base.max_length,
-            source,
-            base.hidden_size,
-            base.n_hidden_states,
-            base.decoder,
-        )
+        return _quantized(source, revision, dtype_name, device)
     _, compute_dtype = _torch_dtype(dtype_name)
     if source.kind == "object":
-        model, tokenizer = source.objects
-        param = next(iter(model.parameters()))
-        if param.dtype != compute_dtype or param.device != torch.device(device):
-            model = copy.deepcopy(model).to(device=device, dtype=compute_dtype)
+        loaded = _given_objects(source, compute_dtype, device)
     else:
-        from transformers import AutoConfig, AutoModel, AutoTokenizer
+        loaded = _from_pretrained(source, revision, compute_dtype, device)
+    return _ready_encoder(source, loaded, revision)
 
-        # never run a model's own code, and never ask about it on stdin (transformers would)
-        kwargs = {"local_files_only": True, "trust_remote_code": False}
-        if source.kind == "hub":
-            kwargs = {"revision": revision, "trust_remote_code": False}
-            if getattr(_NO_DOWNLOAD, "on", False):  # restored from a file: never download
-                kwargs["local_files_only"] = True
-        try:
-            config = AutoConfig.from_pretrained(source.location, **kwargs)
-        except OSError as exc:
-            raise _not_found(source, revision, exc) from None
-        except ValueError as exc:
-            if "trust_remote_code" not in str(exc):
-                raise
-            raise ValueError(
-                f"{source.location!r} needs its own Python code (trust_remote_code), which "
-                "skembed never runs. Use a model that transformers supports natively, or "
-                "sentence-transformers with trust_remote_code=True if you trust that code."
-            ) from None
-        _check_encoder_config(config, repr(source.location))
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(source.location, **kwargs)
-            with _quiet_weight_loading():
-                model = AutoModel.from_pretrained(
-                    source.location, config=config, dtype=compute_dtype, **kwargs
-                )
-        except OSError as exc:
-            raise _not_found(source, revision, exc) from None
-        model = model.to(device)
+
+def _quantized(source, revision, dtype_name, device):
+    """The float32 encoder of ``source`` with dynamic int8 ``nn.Linear`` layers."""
+    import torch
+
+    base = load_encoder(source, revision=revision, torch_dtype=dtype_name, device=device)
+    with warnings.catch_warnings():  # torch.ao deprecation notices (still the CPU path)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        # per-channel weight scales: on all-MiniLM-L6-v2 (BBC News, max_length 128) the
+        # cosine to float32 is 0.983 on average (min 0.967) against 0.941 (min 0.903) with
+        # the default per-tensor scales, at the same speed
+        # the FFN down-projections (Linear layers reading the intermediate_size-wide GELU
+        # output, whose outliers per-tensor activation scales lose) stay in float32: mean
+        # cosine 0.984 -> 0.993, worst 0.968 -> 0.989 on 200 BBC documents at max_length 256
+        qconfig = torch.ao.quantization.per_channel_dynamic_qconfig
+        inner = getattr(base.model.config, "intermediate_size", None)
+        spec = {
+            name: qconfig
+            for name, mod in base.model.named_modules()
+            if isinstance(mod, torch.nn.Linear) and mod.in_features != inner
+        }
+        model = torch.ao.quantization.quantize_dynamic(
+            base.model, spec, dtype=torch.qint8, inplace=False
+        )
+    model.eval()
+    return LoadedEncoder(
+        model,
+        base.tokenizer,
+        base.max_length,
+        source,
+        base.hidden_size,
+        base.n_hidden_states,
+        base.decoder,
+    )
+
+
+def _given_objects(source, compute_dtype, device):
+    """The caller's (model, tokenizer); a copy of the model where its dtype or device differ."""
+    import torch
+
+    model, tokenizer = source.objects
+    param = next(iter(model.parameters()))
+    if param.dtype != compute_dtype or param.device != torch.device(device):
+        model = copy.deepcopy(model).to(device=device, dtype=compute_dtype)
+    return _Loaded(model, tokenizer)
+
+
+def _from_pretrained(source, revision, compute_dtype, device):
+    """A directory's or hub model's encoder and tokenizer, loaded by ``transformers``."""
+    from transformers import AutoModel, AutoTokenizer
+
+    kwargs = _pretrained_kwargs(source, revision)
+    config = _pretrained_config(source, revision, kwargs)
+    _check_encoder_config(config, repr(source.location))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source.location, **kwargs)
+        with _quiet_weight_loading():
+            model = AutoModel.from_pretrained(
+                source.location, config=config, dtype=compute_dtype, **kwargs
+            )
+    except OSError as exc:
+        raise _not_found(source, revision, exc) from None
+    return _Loaded(model.to(device), tokenizer)
+
+
+def _pretrained_kwargs(source, revision):
+    """``from_pretrained``'s keywords: local files only for a directory or a restored estimator."""
+    # never run a model's own code, and never ask about it on stdin (transformers would)
+    kwargs = {"local_files_only": True, "trust_remote_code": False}
+    if source.kind == "hub":
+        kwargs = {"revision": revision, "trust_remote_code": False}
+        if getattr(_NO_DOWNLOAD, "on", False):  # restored from a file: never download
+            kwargs["local_files_only"] = True
+    return kwargs
+
+
+def _pretrained_config(source, revision, kwargs):
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(source.location, **kwargs)
+    except OSError as exc:
+        raise _not_found(source, revision, exc) from None
+    except ValueError as exc:
+        if "trust_remote_code" not in str(exc):
+            raise
+        raise ValueError(
+            f"{source.location!r} needs its own Python code (trust_remote_code), which "
+            "skembed never runs. Use a model that transformers supports natively, or "
+            "sentence-transformers with trust_remote_code=True if you trust that code."
+        ) from None
+
+
+def _ready_encoder(source, loaded, revision):
+    """``loaded`` checked, in eval mode, with its sequence limit and layer count."""
+    model, tokenizer = loaded
     if not hasattr(model, "config") or not callable(tokenizer):
         raise TypeError(f"{source.location} did not load as a transformers encoder and tokenizer.")
     model.eval()

@@ -11,6 +11,9 @@ training when its loss stops improving, and the best epoch's table is kept.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import NamedTuple
+
 import numpy as np
 
 from ...callbacks import EarlyStopping
@@ -34,7 +37,7 @@ def train_on_target(est, state, texts, y, kind, classes):
     """
     import torch
 
-    from ...nn.static import MeanBagLinear, bag_batch
+    from ...nn.static import MeanBagLinear
 
     wv = state["wv_"]
     ids, indptr = encode(
@@ -46,8 +49,46 @@ def train_on_target(est, state, texts, y, kind, classes):
     )
     seed = seed_from_random_state(est.random_state)
     rng = np.random.RandomState(seed)
-    n = len(texts)
     regression = kind == "continuous"
+    split = _split(est, y, len(texts), regression, classes, rng, seed)
+    target = _target(y, split.train, regression)
+    batch = min(max(len(split.train) // 30, 16), 256)  # model2vec's rule for its batch size
+    with limit_threads(est.n_jobs), forked_torch_rng(seed, "cpu"):
+        model = MeanBagLinear(
+            torch.from_numpy(wv.vectors), 1 if regression else len(classes), est.normalize
+        )
+        epoch_step = _HeadEpochs(
+            est=est,
+            model=model,
+            optimizers=_optimizers(model, est.learning_rate),
+            bags=_Bags(ids, indptr),
+            split=split,
+            target=target,
+            regression=regression,
+            batch=batch,
+            rng=rng,
+        )
+        _run(est, model, epoch_step)
+    return _trained_state(wv, model, est.history_, kind, classes)
+
+
+class _Split(NamedTuple):
+    """The documents (row numbers) trained on and those whose loss stops the training."""
+
+    train: np.ndarray
+    valid: np.ndarray
+
+
+class _Bags(NamedTuple):
+    """The documents' token ids, flat, and where each document starts in them."""
+
+    ids: np.ndarray
+    indptr: np.ndarray
+
+
+def _split(est, y, n, regression, classes, rng, seed):
+    """Training and validation rows of ``n`` documents: stratified by class where every class
+    allows it."""
     rows = rng.permutation(n)
     n_valid = int(round(est.validation_fraction * n))
     if n_valid < 1 or n - n_valid < 1:
@@ -61,76 +102,118 @@ def train_on_target(est, state, texts, y, kind, classes):
         train, valid = train_test_split(
             np.arange(n), test_size=n_valid, stratify=y, random_state=seed
         )
-    else:
-        valid, train = rows[:n_valid], rows[n_valid:]
+        return _Split(train, valid)
+    return _Split(rows[n_valid:], rows[:n_valid])
+
+
+def _target(y, train, regression):
+    """``y`` as a tensor: class numbers, or the target standardised on the training rows."""
+    import torch
+
     if regression:
         mean, scale = float(y[train].mean()), float(y[train].std()) or 1.0
-        target = torch.from_numpy(((y - mean) / scale).astype(np.float32))
-    else:
-        target = torch.from_numpy(y)
-    batch = min(max(len(train) // 30, 16), 256)  # model2vec's rule for its batch size
-    with limit_threads(est.n_jobs), forked_torch_rng(seed, "cpu"):
-        model = MeanBagLinear(
-            torch.from_numpy(wv.vectors), 1 if regression else len(classes), est.normalize
-        )
-        # the table's gradient is sparse (the rows of a batch's tokens): lazy Adam on it
-        optimizers = [
-            torch.optim.SparseAdam([model.table], lr=est.learning_rate),
-            torch.optim.Adam([model.weights, *model.head.parameters()], lr=est.learning_rate),
-        ]
+        return torch.from_numpy(((y - mean) / scale).astype(np.float32))
+    return torch.from_numpy(y)
 
-        def loss_of(out, rows):
-            if regression:
-                return torch.nn.functional.mse_loss(out[:, 0], target[rows])
-            return torch.nn.functional.cross_entropy(out, target[rows])
 
-        def epoch_step(epoch):
-            model.train()
-            order = train[rng.permutation(len(train))]
-            losses = []
-            for b in range(0, len(order), batch):
-                r = order[b : b + batch]
-                loss = loss_of(model(*bag_batch(ids, indptr, r, "cpu")), torch.from_numpy(r))
-                value = float(loss.detach())
-                if not np.isfinite(value):  # before the step: the table stays finite
-                    raise diverged(
-                        est,
-                        epoch=epoch,
-                        loss=value,
-                        parameter="learning_rate",
-                        value=est.learning_rate,
-                    )
-                for opt in optimizers:
-                    opt.zero_grad(set_to_none=True)
-                loss.backward()
-                for opt in optimizers:
-                    opt.step()
-                losses.append(value * len(r))
-            model.eval()
-            with torch.no_grad():
-                out = model(*bag_batch(ids, indptr, valid, "cpu"))
-                valid_loss = float(loss_of(out, torch.from_numpy(valid)))
-            return {"loss": sum(losses) / len(train), "valid_loss": valid_loss}
+def _optimizers(model, learning_rate):
+    """Lazy Adam on the table, whose gradient is sparse (the rows of a batch's tokens); Adam on
+    the token weights and the head."""
+    import torch
 
-        # the best epoch's table is kept: early stopping on the validation loss restores it
-        stopping = EarlyStopping(
-            monitor="valid_loss", patience=est.patience, tol=1e-4, restore_best_weights=True
-        )
-        est.history_ = []
-        est._head = model
-        try:
-            run_epochs(
-                est,
-                epoch_step,
-                n_epochs=est.epochs,
-                callbacks=est.callbacks,
-                early_stopping=stopping,
-                verbose=est.verbose,
-                desc="training",
+    return [
+        torch.optim.SparseAdam([model.table], lr=learning_rate),
+        torch.optim.Adam([model.weights, *model.head.parameters()], lr=learning_rate),
+    ]
+
+
+@dataclass
+class _HeadEpochs:
+    """The epoch step of the supervised head: called with the epoch number, it trains one pass
+    over the training rows in a random order and returns their mean loss and the validation
+    loss."""
+
+    est: object
+    model: object
+    optimizers: list
+    bags: _Bags
+    split: _Split
+    target: object
+    regression: bool
+    batch: int
+    rng: np.random.RandomState
+
+    def __call__(self, epoch):
+        import torch
+
+        self.model.train()
+        train = self.split.train
+        order = train[self.rng.permutation(len(train))]
+        losses = []
+        for b in range(0, len(order), self.batch):
+            r = order[b : b + self.batch]
+            losses.append(self._step(r, epoch) * len(r))
+        self.model.eval()
+        with torch.no_grad():
+            valid_loss = float(self._loss(self.split.valid))
+        return {"loss": sum(losses) / len(train), "valid_loss": valid_loss}
+
+    def _loss(self, rows):
+        """The loss of the documents ``rows`` (under the model's current train or eval mode)."""
+        import torch
+
+        from ...nn.static import bag_batch
+
+        out = self.model(*bag_batch(self.bags.ids, self.bags.indptr, rows, "cpu"))
+        rows = torch.from_numpy(rows)
+        if self.regression:
+            return torch.nn.functional.mse_loss(out[:, 0], self.target[rows])
+        return torch.nn.functional.cross_entropy(out, self.target[rows])
+
+    def _step(self, rows, epoch):
+        """One optimiser step on the batch ``rows``; its loss."""
+        loss = self._loss(rows)
+        value = float(loss.detach())
+        if not np.isfinite(value):  # before the step: the table stays finite
+            raise diverged(
+                self.est,
+                epoch=epoch,
+                loss=value,
+                parameter="learning_rate",
+                value=self.est.learning_rate,
             )
-        finally:
-            del est._head
-    history = est.history_
+        for opt in self.optimizers:
+            opt.zero_grad(set_to_none=True)
+        loss.backward()
+        for opt in self.optimizers:
+            opt.step()
+        return value
+
+
+def _run(est, model, epoch_step):
+    """``epoch_step`` through the one training loop, keeping the best epoch's table."""
+    # the best epoch's table is kept: early stopping on the validation loss restores it
+    stopping = EarlyStopping(
+        monitor="valid_loss", patience=est.patience, tol=1e-4, restore_best_weights=True
+    )
+    est.history_ = []
+    est._head = model
+    try:
+        run_epochs(
+            est,
+            epoch_step,
+            n_epochs=est.epochs,
+            callbacks=est.callbacks,
+            early_stopping=stopping,
+            verbose=est.verbose,
+            desc="training",
+        )
+    finally:
+        del est._head
+
+
+def _trained_state(wv, model, history, kind, classes):
+    """The state entries of the trained table: the weights folded into its rows."""
     table = model.folded_table().numpy().astype(np.float32)
     trained = KeyedVectors(table, list(wv.index_to_key))
     trained.counts = wv.counts

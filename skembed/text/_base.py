@@ -265,16 +265,21 @@ class BaseWordEmbedder(
             self._check_params()
             documents = self._check_documents(X, allow_iterable=self._accepts_iterable_corpus)
             analyzer = self._analyzer()
-            wv, counts, oov = self._fit_word_vectors(documents, analyzer)
-            self.wv_ = wv
-            self.vocabulary_ = wv.key_to_index
-            self._n_features_out = wv.vector_size
-            if oov is None or (counts is None and self.pooling in ("tfidf", "sif")):
-                counts, n_tokens, n_known = self._encode_counts(documents, analyzer)
-                oov = 1.0 - n_known / n_tokens if n_tokens else 0.0
-            self.oov_rate_ = float(oov)
-            self._fit_pooling(documents, analyzer, counts)
+            self._set_learned(documents, analyzer, self._fit_word_vectors(documents, analyzer))
         return self
+
+    def _set_learned(self, documents, analyzer, learned):
+        """Set ``wv_``, ``vocabulary_``, ``oov_rate_`` and the pooling weights from a
+        :class:`LearnedWords` (what ``fit`` does after training, for every word embedder)."""
+        wv, counts, oov = learned.wv, learned.doc_counts, learned.oov_rate
+        self.wv_ = wv
+        self.vocabulary_ = wv.key_to_index
+        self._n_features_out = wv.vector_size
+        if oov is None or (counts is None and self.pooling in ("tfidf", "sif")):
+            counts, n_tokens, n_known = self._encode_counts(documents, analyzer)
+            oov = 1.0 - n_known / n_tokens if n_tokens else 0.0
+        self.oov_rate_ = float(oov)
+        self._fit_pooling(documents, analyzer, counts)
 
     def _fitted_vocabulary(self):
         return self.wv_.key_to_index

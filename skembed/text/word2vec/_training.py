@@ -14,8 +14,8 @@ does the rest, in this file down to the call into the compiled kernels:
   figures on the estimator;
 - :func:`train_epochs`: the family's epoch step (linear learning-rate decay
   over all tokens, chunk seeds, frequent-word subsampling, the per-chunk
-  divergence check) run by the library's one loop,
-  :func:`skembed.utils._training.run_epochs`;
+  divergence check) in the library's one loop,
+  :class:`skembed.utils._training.EpochLoop`;
 - :class:`NumbaEngine` (Doc2Vec: :class:`Doc2VecEngine`): the engine that
   hands each chunk to :func:`skembed.kernels.scheduler.train_word2vec_chunk`.
 
@@ -64,7 +64,7 @@ import scipy.sparse as sp
 from ...exceptions import diverged
 from ...utils._compute import limit_threads
 from ...utils._seeding import mix_seed
-from ...utils._training import run_epochs
+from ...utils._training import EpochLoop
 from .._analyzer import effective_window  # re-exported: the shared window clip
 from ._engines import KERNEL_LOCK, TorchEngine
 
@@ -689,12 +689,13 @@ def train_epochs(
     doc_rows=None,
     n_threads=1,
 ):
-    """Train ``engine`` on ``corpus`` for ``epochs`` passes through :func:`run_epochs`.
+    """Train ``engine`` on ``corpus`` for ``epochs`` passes of the library's one loop.
 
     The word2vec family's epoch step (chunks in a fixed order, linear
     learning-rate decay over the raw tokens); the loop around it, with
     ``history_``, progress, callbacks and the divergence check, is the
-    library's one training loop.
+    library's one training loop (:class:`~skembed.utils._training.EpochLoop`),
+    iterated here so that the step runs in this function's frame.
 
     Parameters
     ----------
@@ -770,22 +771,23 @@ def train_epochs(
 
     callbacks = estimator.callbacks
     refresh = (lambda record: publish()) if callbacks and publish is not None else None
+    loop = EpochLoop(
+        estimator,
+        n_epochs=epochs,
+        callbacks=callbacks,
+        verbose=estimator.verbose,
+        diverged_parameter="alpha",
+        diverged_hint=ALPHA_HINT,
+        before_callbacks=refresh,
+    )
     with compile_notice(compile_notifier(estimator)):
-        run_epochs(
-            estimator,
-            epoch_step,
-            n_epochs=epochs,
-            callbacks=callbacks,
-            verbose=estimator.verbose,
-            diverged_parameter="alpha",
-            diverged_hint=ALPHA_HINT,
-            before_callbacks=refresh,
-        )
+        for epoch in loop:  # the library's one loop, iterated here: the step runs in this frame
+            loop.end_epoch(epoch_step(epoch))
     return EpochsRun(done, train_time)
 
 
 def epoch_record(loss, learning_rate, words, seconds):
-    """The keys the family adds to an epoch's history record (``run_epochs`` adds the rest)."""
+    """The keys the family adds to an epoch's history record (the loop adds the rest)."""
     return {
         "loss": loss,
         "learning_rate": learning_rate,

@@ -208,7 +208,9 @@ class BaseWordEmbedder(
     of training tokens outside the vocabulary (else they are computed here,
     with one more pass over the documents). They may override
     ``_check_params()``, called before ``X`` is read, for cross-parameter
-    and device checks.
+    and device checks. An estimator that writes its own ``fit`` (Word2Vec,
+    whose fit then reads down to its trainer in one file) ends it with
+    ``_set_learned``, as this one does.
 
     ``fit`` is all or nothing: if it raises (including ``KeyboardInterrupt``
     or an exception from a callback), every attribute is restored to its

@@ -2,7 +2,8 @@
 
 The estimator is built on the word2vec family's base
 (:class:`~skembed.text.word2vec._family.Word2VecFamilyMixin`, shared with
-Doc2Vec: parameter rules, vocabulary, weights, engine, epoch loop) and adds
+Doc2Vec: parameter rules, vocabulary, weights) and its trainer
+(:func:`skembed.text.word2vec._training.train`: engine, epoch loop), and adds
 what word vectors pooled per document need: ``warm_start``, the torch
 engines, ``wv_`` and pooling (:class:`~skembed.text._base.BaseWordEmbedder`).
 :class:`FastTextTransformer <skembed.text.word2vec._fasttext.FastTextTransformer>`

@@ -210,7 +210,9 @@ class BaseWordEmbedder(
     of training tokens outside the vocabulary (else they are computed here,
     with one more pass over the documents). They may override
     ``_check_params()``, called before ``X`` is read, for cross-parameter
-    and device checks.
+    and device checks. An estimator that writes its own ``fit`` (Word2Vec,
+    whose fit then reads down to its trainer in one file) ends it with
+    ``_set_learned``, as this one does.
 
     ``fit`` is all or nothing: if it raises (including ``KeyboardInterrupt``
     or an exception from a callback), every attribute is restored to its
@@ -267,16 +269,21 @@ class BaseWordEmbedder(
             self._check_params()
             documents = self._check_documents(X, allow_iterable=self._accepts_iterable_corpus)
             analyzer = self._analyzer()
-            wv, counts, oov = self._fit_word_vectors(documents, analyzer)
-            self.wv_ = wv
-            self.vocabulary_ = wv.key_to_index
-            self._n_features_out = wv.vector_size
-            if oov is None or (counts is None and self.pooling in ("tfidf", "sif")):
-                counts, n_tokens, n_known = self._encode_counts(documents, analyzer)
-                oov = 1.0 - n_known / n_tokens if n_tokens else 0.0
-            self.oov_rate_ = float(oov)
-            self._fit_pooling(documents, analyzer, counts)
+            self._set_learned(documents, analyzer, self._fit_word_vectors(documents, analyzer))
         return self
+
+    def _set_learned(self, documents, analyzer, learned):
+        """Set ``wv_``, ``vocabulary_``, ``oov_rate_`` and the pooling weights from a
+        :class:`LearnedWords` (what ``fit`` does after training, for every word embedder)."""
+        wv, counts, oov = learned.wv, learned.doc_counts, learned.oov_rate
+        self.wv_ = wv
+        self.vocabulary_ = wv.key_to_index
+        self._n_features_out = wv.vector_size
+        if oov is None or (counts is None and self.pooling in ("tfidf", "sif")):
+            counts, n_tokens, n_known = self._encode_counts(documents, analyzer)
+            oov = 1.0 - n_known / n_tokens if n_tokens else 0.0
+        self.oov_rate_ = float(oov)
+        self._fit_pooling(documents, analyzer, counts)
 
     def _fitted_vocabulary(self):
         return self.wv_.key_to_index

@@ -1,9 +1,14 @@
 """The one training loop of every trained estimator (skorch's ``fit_loop``).
 
 An estimator supplies the epoch step (one pass over its data, returning the
-epoch's losses); :func:`run_epochs` does everything around it, in this order,
-after each epoch: divergence check → history record → ``history_`` →
-progress → callbacks (early stopping is one of them) → stop → best weights.
+epoch's losses); the loop does everything around it, in this order, after
+each epoch: divergence check → history record → ``history_`` → progress →
+callbacks (early stopping is one of them) → stop → best weights.
+
+:class:`EpochLoop` is the loop; it is iterated by the caller, so the epoch
+step runs in the caller's own frame (a trainer reads from its ``for`` to its
+hot loop without leaving its file). :func:`run_epochs` is the loop for an
+epoch step given as a function.
 """
 
 from __future__ import annotations
@@ -15,7 +20,10 @@ from ..callbacks import call_hook, make_record, run_callbacks
 from ..exceptions import diverged
 from ._progress import progress, report_epoch
 
-__all__ = ["run_epochs"]
+__all__ = ["EpochLoop", "run_epochs"]
+
+#: what an epoch's output is until the caller hands it over
+_NOT_ENDED = object()
 
 
 def run_epochs(
@@ -107,39 +115,134 @@ def run_epochs(
     >>> [r["epoch"] for r in records], [r["loss"] for r in est.history_]
     ([1, 2, 3, 4], [3.0, 2.0, 2.5, 2.4])
     """
-    history = estimator.history_
-    first = len(history)
-    hooks = list(callbacks or ())
-    if early_stopping is not None:
-        hooks.append(early_stopping)
-    call_hook(hooks, "on_train_begin", estimator)
-    records = []
-    bar = progress(
-        total=n_epochs, verbose=verbose, desc=desc or type(estimator).__name__, unit="epoch"
+    loop = EpochLoop(
+        estimator,
+        n_epochs=n_epochs,
+        callbacks=callbacks,
+        early_stopping=early_stopping,
+        verbose=verbose,
+        desc=desc,
+        diverged_parameter=diverged_parameter,
+        diverged_hint=diverged_hint,
+        before_callbacks=before_callbacks,
     )
-    try:
-        for epoch in range(first + 1, first + n_epochs + 1):
-            started = time.perf_counter()
-            out = dict(epoch_step(epoch))
-            loss = float(out.pop("loss"))
-            if not math.isfinite(loss):
-                raise diverged(
-                    estimator,
-                    epoch=epoch,
-                    loss=loss,
-                    parameter=diverged_parameter,
-                    value=getattr(estimator, diverged_parameter, None),
-                    hint=diverged_hint,
-                )
-            record = make_record(epoch, loss, started, **out)
-            history.append(record)
-            records.append(record)
-            report_epoch(bar, record, verbose)
-            if before_callbacks is not None:
-                before_callbacks(record)
-            if hooks and run_callbacks(hooks, estimator, record):
-                break
-    finally:
-        bar.close()
-    call_hook(hooks, "on_train_end", estimator)
-    return records
+    for epoch in loop:
+        loop.end_epoch(epoch_step(epoch))
+    return loop.records
+
+
+class EpochLoop:
+    """The training loop as an iterator: ``for epoch in loop: loop.end_epoch(step(epoch))``.
+
+    Iterating yields the 1-based number of each epoch to train; after
+    training it, the caller hands the epoch's output to :meth:`end_epoch`,
+    and the next step of the iteration does everything around the epoch
+    (see the module docstring). The parameters and their meaning are
+    :func:`run_epochs`'s (which is this loop around a function).
+
+    Parameters
+    ----------
+    estimator : estimator
+        Its ``history_`` (a list) must be set before iterating.
+    n_epochs : int
+    callbacks : list of callable or Callback, or None, default=None
+    early_stopping : EarlyStopping or None, default=None
+    verbose : int, default=0
+    desc : str or None, default=None
+    diverged_parameter : str, default="learning_rate"
+    diverged_hint : str, default=""
+    before_callbacks : callable or None, default=None
+
+    Attributes
+    ----------
+    records : list of dict
+        The history records of the epochs run so far by this loop.
+
+    Raises
+    ------
+    TrainingDivergedError
+        While iterating, if an epoch's loss is NaN or infinite.
+    RuntimeError
+        While iterating, if an epoch ended without :meth:`end_epoch`.
+
+    Examples
+    --------
+    >>> class Est:
+    ...     history_ = []
+    >>> est = Est()
+    >>> loop = EpochLoop(est, n_epochs=2)
+    >>> for epoch in loop:
+    ...     loop.end_epoch({"loss": 1.0 / epoch})
+    >>> [(r["epoch"], r["loss"]) for r in est.history_]
+    [(1, 1.0), (2, 0.5)]
+    """
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        n_epochs,
+        callbacks=None,
+        early_stopping=None,
+        verbose=0,
+        desc=None,
+        diverged_parameter="learning_rate",
+        diverged_hint="",
+        before_callbacks=None,
+    ):
+        self.estimator = estimator
+        self.n_epochs = n_epochs
+        self.hooks = list(callbacks or ())
+        if early_stopping is not None:
+            self.hooks.append(early_stopping)
+        self.verbose = verbose
+        self.desc = desc or type(estimator).__name__
+        self.diverged_parameter = diverged_parameter
+        self.diverged_hint = diverged_hint
+        self.before_callbacks = before_callbacks
+        self.records = []
+        self._out = _NOT_ENDED
+
+    def end_epoch(self, out):
+        """Hand over the epoch's output: ``{"loss": float, ...}`` (see :func:`run_epochs`)."""
+        self._out = out
+
+    def __iter__(self):
+        estimator, hooks = self.estimator, self.hooks
+        history = estimator.history_
+        first = len(history)
+        call_hook(hooks, "on_train_begin", estimator)
+        bar = progress(total=self.n_epochs, verbose=self.verbose, desc=self.desc, unit="epoch")
+        try:
+            for epoch in range(first + 1, first + self.n_epochs + 1):
+                started = time.perf_counter()
+                self._out = _NOT_ENDED
+                yield epoch
+                if self._record(history, epoch, started, bar):
+                    break
+        finally:
+            bar.close()
+        call_hook(hooks, "on_train_end", estimator)
+
+    def _record(self, history, epoch, started, bar):
+        """Everything after an epoch, in the module docstring's order; True to stop."""
+        if self._out is _NOT_ENDED:
+            raise RuntimeError(f"epoch {epoch} ended without EpochLoop.end_epoch")
+        estimator, out = self.estimator, dict(self._out)
+        loss = float(out.pop("loss"))
+        if not math.isfinite(loss):
+            raise diverged(
+                estimator,
+                epoch=epoch,
+                loss=loss,
+                parameter=self.diverged_parameter,
+                value=getattr(estimator, self.diverged_parameter, None),
+                hint=self.diverged_hint,
+            )
+        record = make_record(epoch, loss, started, **out)
+        history.append(record)
+        self.records.append(record)
+        report_epoch(bar, record, self.verbose)
+        if self.before_callbacks is not None:
+            self.before_callbacks(record)
+        return bool(self.hooks) and bool(run_callbacks(self.hooks, estimator, record))

@@ -2,9 +2,10 @@
 
 - :class:`Word2VecTransformer` (``_word2vec``), :class:`FastTextTransformer` (``_fasttext``,
   with Facebook's file formats in ``_fasttext_io``), :class:`Doc2VecTransformer` (``_doc2vec``);
-- ``_family``: the family's base (parameters, vocabulary, weights, the one place engines are built);
-- ``_training``: corpus encoding, kernel tables and the epoch step;
-- ``_engines``: the engines that train a chunk (numba, torch, torch-batched, Doc2Vec's);
+- ``_family``: the family's base (parameters, vocabulary, weights, kernel config);
+- ``_training``: the trainer: corpus encoding, kernel tables, the one place engines are built,
+  the epoch step and the numba engines that call the kernels;
+- ``_engines``: the torch engines (torch, torch-batched, Doc2Vec's batched PV-DBOW);
 - :func:`warm_up`: compile the common configurations' kernels, and those of the estimators
   that train on this family (node2vec's walks, implicit ALS), so that ``tools/setup.sh``,
   which runs it, leaves every default first fit only loading machine code.

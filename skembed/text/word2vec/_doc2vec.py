@@ -6,7 +6,7 @@ Word2Vec and FastText: parameter rules, vocabulary, weight initialisation,
 output layers, the engine and the epoch loop of
 :mod:`skembed.text.word2vec._training`) and changes three steps: the input
 matrix holds the document rows after the word rows, the numba engine is
-:class:`skembed.text.word2vec._engines.Doc2VecEngine`, and the trainer hands it the
+:class:`skembed.text.word2vec._training.Doc2VecEngine`, and the trainer hands it the
 row of each chunk's documents. The compiled kernels are in
 :mod:`skembed.kernels.doc2vec` and reuse the word2vec kernel's output layer.
 """
@@ -33,9 +33,9 @@ from ...utils._seeding import seed_from_random_state
 from ...utils._state import restore_on_failure
 from .._analyzer import DEFAULT_TOKEN_PATTERN, encode, iter_tokens
 from .._base import TEXT_PARAMETER_CONSTRAINTS, TextEmbedderMixin
-from ._engines import KERNEL_LOCK, DbowEngine, Doc2VecEngine
+from ._engines import KERNEL_LOCK, DbowEngine
 from ._family import FAMILY_PARAMETER_CONSTRAINTS, Word2VecFamilyMixin
-from ._training import MAX_WINDOW, effective_window
+from ._training import MAX_WINDOW, Doc2VecEngine, effective_window, train
 from ._training import SYNC_TOKENS as WORD_SYNC_TOKENS  # the shortest phase of PV-DM
 
 #: the most passes inference may make over a document (``infer_epochs``, else ``epochs``)
@@ -392,11 +392,8 @@ class Doc2VecTransformer(
 
     # ------------------------------------------------------- what Doc2Vec changes in the family
     def _engine_options(self):
-        """The architecture of :class:`~skembed.text.word2vec._engines.Doc2VecEngine` (``dm``, ``dbow_words``)."""
+        """The architecture of :class:`~skembed.text.word2vec._training.Doc2VecEngine` (``dm``, ``dbow_words``)."""
         return {"dm": self.dm, "dbow_words": self.dbow_words}
-
-    def _engine_name(self):
-        return self.engine_
 
     def _check_params(self):
         """The family's checks, then the device and engine (before the corpus is read)."""
@@ -485,7 +482,8 @@ class Doc2VecTransformer(
             def publish(syn0, syn1neg, syn1):
                 self._set_weights(syn0.copy(), syn1neg.copy(), syn1.copy(), keys)
 
-            weights = self._train(
+            trained = train(
+                self,
                 corpus,
                 remap,
                 counts,
@@ -498,7 +496,7 @@ class Doc2VecTransformer(
             )
         finally:
             corpus.close()
-        self._set_weights(*weights, keys)
+        self._set_weights(trained.syn0, trained.syn1neg, trained.syn1, keys)
 
     def _config(self, counts):
         return self._kernel_config(

@@ -1,16 +1,18 @@
-"""The engines that train a chunk of the word2vec family, in one place.
+"""The torch engines that train a chunk of the word2vec family.
 
 Every engine implements the interface described in
 :mod:`skembed.text.word2vec._training` (``train_chunk`` and ``weights``);
 the estimator's ``engine`` parameter names them (``engine_`` records which
-one trained):
+one trained), and :func:`skembed.text.word2vec._training.make_engine` builds
+them:
 
 =================  =========================================================
 ``engine_``        class
 =================  =========================================================
-``"numba"``        :class:`NumbaEngine`: the compiled multi-threaded CPU
-                   kernel (:mod:`skembed.kernels.word2vec`); Doc2Vec's
-                   :class:`Doc2VecEngine` extends it
+``"numba"``        :class:`~skembed.text.word2vec._training.NumbaEngine`: the
+                   compiled multi-threaded CPU kernel
+                   (:mod:`skembed.kernels.word2vec`), with the trainer;
+                   Doc2Vec's ``Doc2VecEngine`` extends it
 ``"torch"``        :class:`TorchEngine`: exact per-pair torch SGD on any
                    device, every output layer (hierarchical softmax too)
 ``"torch-batched"``  :class:`SgnsEngine`: blocks of centre words per step on
@@ -32,8 +34,7 @@ from ...utils._seeding import mix_seed
 
 __all__ = [
     "KERNEL_LOCK",
-    "Doc2VecEngine",
-    "NumbaEngine",
+    "DbowEngine",
     "SgnsEngine",
     "TorchEngine",
     "bag_rows",
@@ -46,61 +47,6 @@ __all__ = [
 #: ``kernels/scheduler.py``); for them the lock only keeps concurrent fits from
 #: oversubscribing the cores with their threads at the same time.
 KERNEL_LOCK = threading.Lock()
-
-
-class NumbaEngine:
-    """The compiled multi-threaded CPU engine (:func:`skembed.kernels.scheduler.train_word2vec_chunk`).
-
-    Trains the numpy matrices in place; see the module docstring for the
-    interface.
-
-    Parameters
-    ----------
-    syn0, syn1neg, syn1 : numpy.ndarray, float32
-        Weight matrices (updated in place).
-    config : KernelConfig
-    n_threads : int
-        Threads available. Lock-free training splits each chunk into this many
-        slices.
-    n_parts : int
-        Parts of each chunk in deterministic training, whatever ``n_threads``
-        (the threads execute them), with shorter phases above 2 parts
-        (:func:`skembed.kernels.scheduler.training_partition`): the result
-        depends on them, not on the thread count or timing.
-    """
-
-    def __init__(self, syn0, syn1neg, syn1, config, n_threads, n_parts):
-        from ...kernels.scheduler import training_partition
-
-        self.syn0, self.syn1neg, self.syn1 = syn0, syn1neg, syn1
-        self.n_parts, sync_tokens = training_partition(n_threads, config.sync_tokens, n_parts)
-        self.config = config._replace(sync_tokens=sync_tokens)
-
-    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
-        from ...kernels.scheduler import train_word2vec_chunk as train_chunk
-
-        with KERNEL_LOCK:
-            stats = train_chunk(
-                *self.weights(),
-                ids,
-                offsets,
-                self.config,
-                float(alpha_start),
-                float(alpha_end),
-                int(seed),
-                self.n_parts,
-            )
-        return self._chunk_result(stats)
-
-    @staticmethod
-    def _chunk_result(stats):
-        """``(loss, n_examples)`` from the kernel's per-slice ``(loss, examples, diverged)``."""
-        if stats[:, 2].any():
-            return float("nan"), 0.0
-        return float(stats[:, 0].sum()), float(stats[:, 1].sum())
-
-    def weights(self):
-        return self.syn0, self.syn1neg, self.syn1
 
 
 def bag_rows(words, indptr, indices):
@@ -246,55 +192,6 @@ class TorchEngine:
         return out(net.syn0), out(net.syn1neg), out(net.syn1)
 
 
-class Doc2VecEngine(NumbaEngine):
-    """Paragraph-vector engine of the word2vec trainer (numba, deterministic threads).
-
-    The engine interface of :mod:`skembed.text.word2vec._training` around
-    :func:`skembed.kernels.scheduler.train_doc2vec_chunk`, with the documents' rows as
-    part of each chunk: ``train_chunk(ids, offsets, alpha_start, alpha_end,
-    seed, doc_rows)`` (:func:`~skembed.text.word2vec._training.train_epochs`
-    passes ``doc_rows`` when the estimator gives its documents' rows).
-
-    Parameters
-    ----------
-    syn0 : numpy.ndarray of shape (n_words + n_rows, vector_size), float32
-        Word input vectors, then the document (tag) vectors; trained in place.
-    syn1neg, syn1 : numpy.ndarray, float32
-        Output layers, trained in place.
-    config : KernelConfig
-    n_threads : int
-        Threads available (:class:`NumbaEngine`).
-    n_parts : int
-        Parts of each chunk (:class:`NumbaEngine`); the result depends on
-        them, not on the thread count or timing.
-    dm, dbow_words : bool
-    """
-
-    def __init__(self, syn0, syn1neg, syn1, config, n_threads, n_parts, *, dm, dbow_words):
-        super().__init__(syn0, syn1neg, syn1, config, n_threads, n_parts)
-        self.dm, self.dbow_words = bool(dm), bool(dbow_words)
-
-    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed, doc_rows):
-        """Train one chunk; ``doc_rows`` (int64, ``n_docs``): the ``syn0`` row of each piece."""
-        from ...kernels.scheduler import train_doc2vec_chunk as train_chunk
-
-        with KERNEL_LOCK:
-            stats = train_chunk(
-                *self.weights(),
-                ids,
-                offsets,
-                doc_rows,
-                self.config,
-                self.dm,
-                self.dbow_words,
-                float(alpha_start),
-                float(alpha_end),
-                int(seed),
-                self.n_parts,
-            )
-        return self._chunk_result(stats)
-
-
 class SgnsEngine:
     """The word2vec trainer's engine interface over :func:`train_sgns_chunk`.
 
@@ -394,7 +291,7 @@ class DbowEngine(SgnsEngine):
     ``engine="torch-batched"`` of ``Doc2VecTransformer`` (pure PV-DBOW with
     negative sampling: ``dm=0``, ``dbow_words=0``, ``hs=0``), the same code
     on the CPU and on CUDA. ``train_chunk`` takes the chunk's document rows
-    as :class:`Doc2VecEngine`'s does; the parameters are :class:`SgnsEngine`'s
+    as ``Doc2VecEngine``'s does; the parameters are :class:`SgnsEngine`'s
     (``syn0`` holds the word rows, then the document rows).
     """
 

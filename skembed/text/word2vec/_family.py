@@ -3,24 +3,24 @@
 :class:`Word2VecFamilyMixin` holds the family's rules once: the parameter
 constraints the three estimators have in common, the cross-parameter checks,
 the vocabulary and the remap of the encoded corpus, the input-matrix
-initialisation, the output-layer allocation, the kernel configuration, the
-one method that builds the engine and the glue around the epoch loop (the
-engine in a thread-limited block, :func:`~skembed.text.word2vec._training.train_epochs`,
-the epoch-end refresh of the fitted vectors for callbacks, the run's figures).
-A variant overrides the step it changes:
+initialisation, the output-layer allocation and the kernel configuration.
+Training itself is one call into the trainer,
+:func:`skembed.text.word2vec._training.train` (engine, epochs, the run's
+figures). A variant overrides the step it changes:
 
 - :class:`~skembed.text.word2vec._word2vec.Word2VecTransformer` continues a fit
   (``warm_start``: :meth:`~Word2VecFamilyMixin._warm`), picks a torch engine
-  (:meth:`~Word2VecFamilyMixin._engine_name`) and publishes ``wv_``;
+  (``engine_``) and publishes ``wv_``;
 - :class:`~skembed.text.word2vec._fasttext.FastTextTransformer` adds the n-gram rows
   (``_init_input_matrix``, the input-row CSR);
 - :class:`~skembed.text.word2vec._doc2vec.Doc2VecTransformer` appends the document rows
-  to the input matrix, trains with :class:`~skembed.text.word2vec._engines.Doc2VecEngine`
+  to the input matrix, trains with :class:`~skembed.text.word2vec._training.Doc2VecEngine`
   (:attr:`~Word2VecFamilyMixin._numba_engine`) and gives the trainer the row of
   each document (``doc_rows``), which reaches the engine with each chunk.
 
-The corpus encoding, the kernel tables and the epoch step stay in
-:mod:`skembed.text.word2vec._training`; the engines in :mod:`skembed.text.word2vec._engines`.
+The corpus encoding, the kernel tables, the numba engine and the epoch step are in
+:mod:`skembed.text.word2vec._training`; the torch engines in
+:mod:`skembed.text.word2vec._engines`.
 """
 
 from __future__ import annotations
@@ -31,16 +31,10 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ...kernels import MAX_DETERMINISTIC_PARTS
-from ...utils._compute import THREAD_PARAMETER_CONSTRAINTS, limit_threads
+from ...utils._compute import THREAD_PARAMETER_CONSTRAINTS
 from ...utils._schema import Array, Number
-from ._engines import NumbaEngine, SgnsEngine, TorchEngine
-from ._training import (
-    MAX_WINDOW,
-    EncodedCorpus,
-    idle_threads_notice,
-    kernel_config,
-    train_epochs,
-)
+from ._engines import SgnsEngine
+from ._training import MAX_WINDOW, EncodedCorpus, NumbaEngine, kernel_config
 
 #: the most noise words per word (``negative``); gensim's guidance is 5-20
 MAX_NEGATIVE = 1000
@@ -74,13 +68,14 @@ FAMILY_PARAMETER_CONSTRAINTS = {
 
 
 class Word2VecFamilyMixin:
-    """The rules and the training glue of the word2vec family (see the module docstring).
+    """The rules of the word2vec family (see the module docstring).
 
     Goes left of the estimator's other bases. The estimator provides the
     family's parameters (:data:`FAMILY_PARAMETER_CONSTRAINTS`) and its fit
     calls, in order: :meth:`_check_params` (before ``X`` is read),
     :meth:`_encode`, :meth:`_vocabulary`, :meth:`_init_input_matrix` and
-    :meth:`_output_layers`, :meth:`_kernel_config`, then :meth:`_train`.
+    :meth:`_output_layers`, :meth:`_kernel_config`, then the trainer,
+    :func:`skembed.text.word2vec._training.train`.
     """
 
     #: learning-rate parameters that decay to ``min_alpha`` (Doc2Vec adds ``infer_alpha``)
@@ -91,7 +86,7 @@ class Word2VecFamilyMixin:
         "syn1_": Array("float32", ("V-1", "D"), finite=True, optional="hs"),
         "vector_size": Number(low=1, size="D"),
     }
-    #: the class of the numba engine (Doc2Vec: :class:`~skembed.text.word2vec._engines.Doc2VecEngine`)
+    #: the class of the numba engine (Doc2Vec: :class:`~skembed.text.word2vec._training.Doc2VecEngine`)
     _numba_engine = NumbaEngine
     #: the class of the batched torch engine (Doc2Vec: :class:`~skembed.text.word2vec._engines.DbowEngine`)
     _batched_engine = SgnsEngine
@@ -124,12 +119,9 @@ class Word2VecFamilyMixin:
         """Whether this fit continues the fitted model (Word2Vec's ``warm_start``)."""
         return False
 
-    def _engine_name(self):
-        """``"numba"``, ``"torch"`` or ``"torch-batched"``: what trains this fit."""
-        return "numba"
-
     def _engine_options(self):
-        """Keyword arguments of :attr:`_numba_engine` beyond the weights and the config."""
+        """Keyword arguments of :attr:`_numba_engine` beyond the weights and the config
+        (:func:`~skembed.text.word2vec._training.make_engine`)."""
         return {}
 
     # ------------------------------------------------------------------ corpus and weights
@@ -230,107 +222,3 @@ class Word2VecFamilyMixin:
             input_rows=input_rows,
             sync_tokens=sync_tokens,
         )
-
-    # ------------------------------------------------------------------ training
-    def _make_engine(self, syn0, syn1neg, syn1, config, seed, n_threads, n_tokens=0):
-        """The engine that trains this fit: the one place the family's engines are built.
-
-        Parameters
-        ----------
-        syn0, syn1neg, syn1 : numpy.ndarray, float32
-            Initial weights (the numba engines train them in place).
-        config : KernelConfig
-        seed : int
-            Seeds the torch engines' generators.
-        n_threads : int
-            Threads the numba engines may use; deterministic training runs
-            ``n_parts`` parts on them
-            (:func:`~skembed.kernels.scheduler.training_partition`).
-        n_tokens : int, default=0
-            Tokens per epoch: ``batch_size=None`` of the batched torch engine
-            is :func:`~skembed.nn.sgns.default_batch_words` of it.
-        """
-        name = self._engine_name()
-        if name == "torch":
-            return TorchEngine(
-                syn0, syn1neg, syn1, config, self.device_, self.batch_size or 4096, seed
-            )
-        if name == "torch-batched":
-            from ...nn.sgns import default_batch_words
-
-            batch = self.batch_size or default_batch_words(n_tokens, config.sg)
-            return self._batched_engine(syn0, syn1neg, syn1, config, self.device_, batch, seed)
-        return self._numba_engine(
-            syn0, syn1neg, syn1, config, n_threads, self.n_parts, **self._engine_options()
-        )
-
-    def _train(
-        self, corpus, remap, counts, weights, config, *, seed, history, publish, doc_rows=None
-    ):
-        """Train ``weights`` for ``epochs`` passes and record the run.
-
-        Sets ``history_``, ``syn1neg_``/``syn1_`` (``None`` without their
-        objective), ``n_words_trained_``, ``train_time_`` and
-        ``words_per_second_``.
-
-        Parameters
-        ----------
-        corpus : EncodedCorpus
-        remap : numpy.ndarray of shape (n_provisional,), int32
-        counts : numpy.ndarray of shape (n_words,), int64
-            Subsampling (``sample``) is computed from them.
-        weights : tuple (syn0, syn1neg, syn1) of numpy.ndarray, float32
-        config : KernelConfig
-        seed : int
-        history : list of dict
-            The records so far (empty, or a continued fit's); epochs append to it.
-        publish : callable
-            ``publish(syn0, syn1neg, syn1)`` sets the variant's fitted vectors
-            from the current weights; called after each epoch when there are
-            callbacks, before they run.
-        doc_rows : numpy.ndarray of shape (n_documents,), int64, or None, default=None
-            Row of ``syn0`` of each document's vector (Doc2Vec); handed to the
-            engine with each chunk.
-
-        Returns
-        -------
-        syn0, syn1neg, syn1 : numpy.ndarray, float32
-            The trained weights.
-        """
-        from ...kernels.sampling import keep_probabilities
-
-        keep = keep_probabilities(counts, self.sample)
-        self.history_ = history
-        pools = ("numba",) if self._engine_name() == "numba" else ("torch",)
-        with limit_threads(self.n_jobs, modules=pools) as n_threads:
-            engine = self._make_engine(
-                *weights, config, seed, n_threads=n_threads, n_tokens=corpus.n_tokens
-            )
-            if pools == ("numba",) and config.sync_tokens and n_threads > self.n_parts:
-                idle_threads_notice(self, n_threads)
-
-            def epoch_end():
-                publish(*engine.weights())
-
-            n_trained, seconds = train_epochs(
-                self,
-                engine,
-                corpus,
-                remap,
-                keep,
-                epochs=self.epochs,
-                alpha=self.alpha,
-                min_alpha=self.min_alpha,
-                seed=seed,
-                publish=epoch_end,
-                doc_rows=doc_rows,
-                n_threads=n_threads,
-            )
-        syn0, syn1neg, syn1 = engine.weights()
-        self.history_ = history
-        self.syn1neg_ = syn1neg if self.negative > 0 else None
-        self.syn1_ = syn1 if self.hs else None
-        self.n_words_trained_ = n_trained
-        self.train_time_ = seconds
-        self.words_per_second_ = n_trained / seconds if seconds > 0 else 0.0
-        return syn0, syn1neg, syn1

@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -177,8 +178,147 @@ class _Reader:
         return out
 
 
+class _Header(NamedTuple):
+    """The training arguments at the head of a ``.bin`` file (fastText's ``Args``)."""
+
+    new_format: bool
+    version: int | None
+    dim: int
+    ws: int
+    epoch: int
+    min_count: int
+    neg: int
+    loss: int
+    model: int
+    bucket: int
+    minn: int
+    maxn: int
+    t: float
+
+
+class _Dictionary(NamedTuple):
+    """The words of a ``.bin`` file, their counts and the corpus' token count."""
+
+    words: list
+    counts: np.ndarray
+    n_tokens: int
+
+
+def _read_header(r):
+    """The signature and the training arguments (old or new format), checked."""
+    magic, version = r.unpack("<2i", "the file signature")
+    new_format = magic == FASTTEXT_MAGIC
+    if new_format:
+        vals = r.unpack(_ARGS_NEW, "the training arguments")
+        dim, ws, epoch, min_count, neg, _wng, loss, model, bucket, minn, maxn, _lr, t = vals
+    else:
+        dim, ws = magic, version
+        version = None
+        vals = r.unpack(_ARGS_OLD, "the training arguments")
+        epoch, min_count, neg, _wng, loss, model, bucket, minn, maxn, _lr, t = vals
+    if not (0 < dim <= 100_000) or ws < 0 or bucket < 0 or minn < 0 or maxn < 0:
+        raise r.error(
+            f"implausible header: dim={dim}, ws={ws}, bucket={bucket}, minn={minn}, "
+            f"maxn={maxn}; not a fastText .bin model",
+            0,
+        )
+    if model == 3:
+        raise ValueError(
+            f"{r.path}: this is a supervised fastText model (classifier); only unsupervised "
+            "(skipgram/cbow) models can be loaded."
+        )
+    return _Header(
+        new_format, version, dim, ws, epoch, min_count, neg, loss, model, bucket, minn, maxn, t
+    )
+
+
+def _read_dictionary(r, new_format):
+    """The dictionary: its sizes, each word's entry and the prune index (skipped)."""
+    size_, nwords, nlabels = r.unpack("<3i", "the dictionary sizes")
+    (n_tokens,) = r.unpack("<q", "the token count")
+    if nlabels > 0:
+        raise ValueError(
+            f"{r.path}: the model has {nlabels} labels (supervised model); only unsupervised "
+            "(skipgram/cbow) models can be loaded."
+        )
+    # each dictionary entry takes at least 10 bytes (\0 + int64 + int8)
+    if not (0 < nwords <= size_ <= r.remaining // 10) or nwords != size_:
+        raise r.error(
+            f"dictionary header announces size={size_}, nwords={nwords}, which this "
+            f"{r.size}-byte file cannot hold",
+            r.offset - 20,
+        )
+    prune = 0
+    if new_format:
+        (prune,) = r.unpack("<q", "the prune index size")
+    words, counts = [], np.empty(nwords, dtype=np.int64)
+    for i in range(nwords):
+        raw = r.read_cstring(f"word {i}")
+        count, kind = r.unpack("<qb", f"the count of word {i}")
+        if kind != 0 or count < 0:
+            raise r.error(f"entry {i} ({raw[:40]!r}) is not a word entry (type {kind})")
+        words.append(raw.decode("utf-8", errors="backslashreplace"))
+        counts[i] = count
+    if prune > 0:
+        if 8 * prune > r.remaining:
+            raise r.error(f"prune index of {prune} pairs exceeds the file")
+        r.read(8 * prune, "the prune index")
+    return _Dictionary(words, counts, n_tokens)
+
+
+def _read_input_matrix(r, header, nwords):
+    """The input matrix (words, then n-gram buckets), after the quantization flag."""
+    if header.new_format:
+        (quant,) = r.unpack("<?", "the quantization flag")
+        if quant:
+            raise ValueError(
+                f"{r.path}: quantized fastText models (.ftz) are not supported; use the "
+                "unquantized .bin model."
+            )
+    start = r.offset
+    rows, cols = r.unpack("<2q", "the input matrix shape")
+    if cols != header.dim or rows != nwords + header.bucket:
+        raise r.error(
+            f"input matrix is {rows} x {cols}, expected {nwords + header.bucket} x "
+            f"{header.dim} (nwords + bucket x dim)",
+            start,
+        )
+    return r.read_floats(rows * cols, "the input matrix").reshape(rows, cols)
+
+
+def _read_output_matrix(r, header, nwords, load_output):
+    """The output matrix, checked to fill the rest of the file; read only with ``load_output``.
+
+    Returns
+    -------
+    output_matrix : numpy.ndarray of shape (n_outputs, dim) or None
+        ``None`` without ``load_output``.
+    """
+    if header.new_format:
+        r.unpack("<?", "the output quantization flag")
+    start = r.offset
+    orows, ocols = r.unpack("<2q", "the output matrix shape")
+    if ocols != header.dim or not (0 < orows <= nwords):
+        raise r.error(
+            f"output matrix is {orows} x {ocols}, expected {nwords} x {header.dim}", start
+        )
+    if 4 * orows * ocols != r.remaining:
+        raise r.error(
+            f"the output matrix needs {4 * orows * ocols} bytes but {r.remaining} remain",
+            start,
+        )
+    if not load_output:
+        return None
+    return r.read_floats(orows * ocols, "the output matrix").reshape(orows, ocols)
+
+
 def read_facebook_bin(path, load_output=False) -> FacebookModel:
     """Read a Facebook fastText ``.bin`` model trained with ``fasttext skipgram``/``cbow``.
+
+    The file's sections in order: the header (:func:`_read_header`), the
+    dictionary (:func:`_read_dictionary`), the input matrix
+    (:func:`_read_input_matrix`) and the output matrix
+    (:func:`_read_output_matrix`).
 
     Parameters
     ----------
@@ -204,106 +344,30 @@ def read_facebook_bin(path, load_output=False) -> FacebookModel:
     size = os.path.getsize(path)
     with open(path, "rb") as fh:
         r = _Reader(fh, path, size)
-        magic, version = r.unpack("<2i", "the file signature")
-        new_format = magic == FASTTEXT_MAGIC
-        if new_format:
-            vals = r.unpack(_ARGS_NEW, "the training arguments")
-            dim, ws, epoch, min_count, neg, _wng, loss, model, bucket, minn, maxn, _lr, t = vals
-        else:
-            dim, ws = magic, version
-            version = None
-            vals = r.unpack(_ARGS_OLD, "the training arguments")
-            epoch, min_count, neg, _wng, loss, model, bucket, minn, maxn, _lr, t = vals
-        if not (0 < dim <= 100_000) or ws < 0 or bucket < 0 or minn < 0 or maxn < 0:
-            raise r.error(
-                f"implausible header: dim={dim}, ws={ws}, bucket={bucket}, minn={minn}, "
-                f"maxn={maxn}; not a fastText .bin model",
-                0,
-            )
-        if model == 3:
-            raise ValueError(
-                f"{path}: this is a supervised fastText model (classifier); only unsupervised "
-                "(skipgram/cbow) models can be loaded."
-            )
-        size_, nwords, nlabels = r.unpack("<3i", "the dictionary sizes")
-        (n_tokens,) = r.unpack("<q", "the token count")
-        if nlabels > 0:
-            raise ValueError(
-                f"{path}: the model has {nlabels} labels (supervised model); only unsupervised "
-                "(skipgram/cbow) models can be loaded."
-            )
-        # each dictionary entry takes at least 10 bytes (\0 + int64 + int8)
-        if not (0 < nwords <= size_ <= r.remaining // 10) or nwords != size_:
-            raise r.error(
-                f"dictionary header announces size={size_}, nwords={nwords}, which this "
-                f"{size}-byte file cannot hold",
-                r.offset - 20,
-            )
-        prune = 0
-        if new_format:
-            (prune,) = r.unpack("<q", "the prune index size")
-        words, counts = [], np.empty(nwords, dtype=np.int64)
-        for i in range(nwords):
-            raw = r.read_cstring(f"word {i}")
-            count, kind = r.unpack("<qb", f"the count of word {i}")
-            if kind != 0 or count < 0:
-                raise r.error(f"entry {i} ({raw[:40]!r}) is not a word entry (type {kind})")
-            words.append(raw.decode("utf-8", errors="backslashreplace"))
-            counts[i] = count
-        if prune > 0:
-            if 8 * prune > r.remaining:
-                raise r.error(f"prune index of {prune} pairs exceeds the file")
-            r.read(8 * prune, "the prune index")
-        if new_format:
-            (quant,) = r.unpack("<?", "the quantization flag")
-            if quant:
-                raise ValueError(
-                    f"{path}: quantized fastText models (.ftz) are not supported; use the "
-                    "unquantized .bin model."
-                )
-        start = r.offset
-        rows, cols = r.unpack("<2q", "the input matrix shape")
-        if cols != dim or rows != nwords + bucket:
-            raise r.error(
-                f"input matrix is {rows} x {cols}, expected {nwords + bucket} x {dim} "
-                f"(nwords + bucket x dim)",
-                start,
-            )
-        input_matrix = r.read_floats(rows * cols, "the input matrix").reshape(rows, cols)
-        output_matrix = None
-        if new_format:
-            r.unpack("<?", "the output quantization flag")
-        start = r.offset
-        orows, ocols = r.unpack("<2q", "the output matrix shape")
-        if ocols != dim or not (0 < orows <= nwords):
-            raise r.error(f"output matrix is {orows} x {ocols}, expected {nwords} x {dim}", start)
-        if 4 * orows * ocols != r.remaining:
-            raise r.error(
-                f"the output matrix needs {4 * orows * ocols} bytes but {r.remaining} remain",
-                start,
-            )
-        if load_output:
-            output_matrix = r.read_floats(orows * ocols, "the output matrix").reshape(orows, ocols)
+        h = _read_header(r)
+        d = _read_dictionary(r, h.new_format)
+        input_matrix = _read_input_matrix(r, h, len(d.words))
+        output_matrix = _read_output_matrix(r, h, len(d.words), load_output)
     if not np.isfinite(input_matrix).all():
         raise ValueError(f"{path}: the input matrix holds NaN or infinite values.")
     return FacebookModel(
-        words=words,
-        counts=counts,
+        words=d.words,
+        counts=d.counts,
         input_matrix=input_matrix.astype(np.float32, copy=False),
         output_matrix=output_matrix,
-        dim=dim,
-        window=ws,
-        epochs=epoch,
-        min_count=min_count,
-        negative=neg,
-        loss=loss,
-        model=model,
-        bucket=bucket,
-        min_n=minn,
-        max_n=maxn,
-        sample=t,
-        n_tokens=n_tokens,
-        version=version,
+        dim=h.dim,
+        window=h.ws,
+        epochs=h.epoch,
+        min_count=h.min_count,
+        negative=h.neg,
+        loss=h.loss,
+        model=h.model,
+        bucket=h.bucket,
+        min_n=h.minn,
+        max_n=h.maxn,
+        sample=h.t,
+        n_tokens=d.n_tokens,
+        version=h.version,
     )
 
 

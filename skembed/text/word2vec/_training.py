@@ -1,21 +1,25 @@
-"""The word2vec family's corpus encoding, kernel tables and epoch step (Word2Vec, FastText, Doc2Vec).
+"""The word2vec family's trainer (Word2Vec, FastText, Doc2Vec): corpus to trained weights.
 
-The estimators' shared rules (parameter checks, vocabulary, weight
-initialisation, output layers, the engine and the glue around the epoch loop)
-are in :class:`skembed.text.word2vec._family.Word2VecFamilyMixin`, which calls
-what lives here:
+An estimator of the family reads its parameters, encodes the corpus, picks
+the vocabulary and initialises the weights; then one call, :func:`train`,
+does the rest, in this file down to the call into the compiled kernels:
 
 - :class:`EncodedCorpus`: the corpus tokenized once into int32 ids in chunks
   (a re-iterable corpus that is not a list is spilled to a temporary file),
   documents longer than :data:`MAX_DOCUMENT_LENGTH` split into pieces;
 - :func:`kernel_config`: noise alias table, Huffman tree, sigmoid tables
   and the input-row CSR as one :class:`~skembed.kernels.word2vec.KernelConfig`;
+- :func:`train`: subsampling probabilities, the thread limit, the engine
+  (:func:`make_engine`, the one place engines are built) and the run's
+  figures on the estimator;
 - :func:`train_epochs`: the family's epoch step (linear learning-rate decay
   over all tokens, chunk seeds, frequent-word subsampling, the per-chunk
-  divergence check) run by the library's one loop,
-  :func:`skembed.utils._training.run_epochs`.
+  divergence check) in the library's one loop,
+  :class:`skembed.utils._training.EpochLoop`;
+- :class:`NumbaEngine` (Doc2Vec: :class:`Doc2VecEngine`): the engine that
+  hands each chunk to :func:`skembed.kernels.scheduler.train_word2vec_chunk`.
 
-The engines that train a chunk live in :mod:`skembed.text.word2vec._engines`, behind
+The torch engines live in :mod:`skembed.text.word2vec._engines`, behind
 the small interface below.
 
 Engine interface
@@ -37,7 +41,7 @@ has two methods:
 
 Any object with these two methods can train a word2vec-family estimator
 (a device-resident engine, for instance). An engine that trains document
-vectors (:class:`~skembed.text.word2vec._engines.Doc2VecEngine`) takes one more
+vectors (:class:`Doc2VecEngine`) takes one more
 argument, ``train_chunk(..., seed, doc_rows)``: the row of ``syn0`` holding
 the vector of each piece's document (int64, ``n_docs``). The trainer passes it
 when the estimator gives the rows of its documents (:func:`train_epochs`'s
@@ -52,14 +56,17 @@ import sys
 import tempfile
 import time
 from array import array
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from ...exceptions import diverged
+from ...utils._compute import limit_threads
 from ...utils._seeding import mix_seed
-from ...utils._training import run_epochs
+from ...utils._training import EpochLoop
 from .._analyzer import effective_window  # re-exported: the shared window clip
+from ._engines import KERNEL_LOCK, TorchEngine
 
 logger = logging.getLogger(__name__)
 
@@ -133,10 +140,15 @@ __all__ = [
     "CHUNK_TOKENS",
     "MAX_DOCUMENT_LENGTH",
     "SYNC_TOKENS",
+    "Doc2VecEngine",
     "EncodedCorpus",
+    "NumbaEngine",
+    "TrainedWeights",
     "chunk_seed",
     "effective_window",
     "kernel_config",
+    "make_engine",
+    "train",
     "train_epochs",
 ]
 
@@ -395,11 +407,271 @@ def kernel_config(
     )
 
 
+class NumbaEngine:
+    """The compiled multi-threaded CPU engine (:func:`skembed.kernels.scheduler.train_word2vec_chunk`).
+
+    Trains the numpy matrices in place; see the module docstring for the
+    interface. It lives with the trainer, not with the torch engines of
+    :mod:`skembed.text.word2vec._engines`, so that the epoch step and the
+    call into the kernels read in one file.
+
+    Parameters
+    ----------
+    syn0, syn1neg, syn1 : numpy.ndarray, float32
+        Weight matrices (updated in place).
+    config : KernelConfig
+    n_threads : int
+        Threads available. Lock-free training splits each chunk into this many
+        slices.
+    n_parts : int
+        Parts of each chunk in deterministic training, whatever ``n_threads``
+        (the threads execute them), with shorter phases above 2 parts
+        (:func:`skembed.kernels.scheduler.training_partition`): the result
+        depends on them, not on the thread count or timing.
+    """
+
+    def __init__(self, syn0, syn1neg, syn1, config, n_threads, n_parts):
+        from ...kernels.scheduler import training_partition
+
+        self.syn0, self.syn1neg, self.syn1 = syn0, syn1neg, syn1
+        self.n_parts, sync_tokens = training_partition(n_threads, config.sync_tokens, n_parts)
+        self.config = config._replace(sync_tokens=sync_tokens)
+
+    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed):
+        from ...kernels.scheduler import train_word2vec_chunk as train_chunk
+
+        with KERNEL_LOCK:
+            stats = train_chunk(
+                *self.weights(),
+                ids,
+                offsets,
+                self.config,
+                float(alpha_start),
+                float(alpha_end),
+                int(seed),
+                self.n_parts,
+            )
+        return self._chunk_result(stats)
+
+    @staticmethod
+    def _chunk_result(stats):
+        """``(loss, n_examples)`` from the kernel's per-slice ``(loss, examples, diverged)``."""
+        if stats[:, 2].any():
+            return float("nan"), 0.0
+        return float(stats[:, 0].sum()), float(stats[:, 1].sum())
+
+    def weights(self):
+        return self.syn0, self.syn1neg, self.syn1
+
+
+class Doc2VecEngine(NumbaEngine):
+    """Paragraph-vector engine of the word2vec trainer (numba, deterministic threads).
+
+    The engine interface around
+    :func:`skembed.kernels.scheduler.train_doc2vec_chunk`, with the documents' rows as
+    part of each chunk: ``train_chunk(ids, offsets, alpha_start, alpha_end,
+    seed, doc_rows)`` (:func:`train_epochs` passes ``doc_rows`` when the
+    estimator gives its documents' rows).
+
+    Parameters
+    ----------
+    syn0 : numpy.ndarray of shape (n_words + n_rows, vector_size), float32
+        Word input vectors, then the document (tag) vectors; trained in place.
+    syn1neg, syn1 : numpy.ndarray, float32
+        Output layers, trained in place.
+    config : KernelConfig
+    n_threads : int
+        Threads available (:class:`NumbaEngine`).
+    n_parts : int
+        Parts of each chunk (:class:`NumbaEngine`); the result depends on
+        them, not on the thread count or timing.
+    dm, dbow_words : bool
+    """
+
+    def __init__(self, syn0, syn1neg, syn1, config, n_threads, n_parts, *, dm, dbow_words):
+        super().__init__(syn0, syn1neg, syn1, config, n_threads, n_parts)
+        self.dm, self.dbow_words = bool(dm), bool(dbow_words)
+
+    def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed, doc_rows):
+        """Train one chunk; ``doc_rows`` (int64, ``n_docs``): the ``syn0`` row of each piece."""
+        from ...kernels.scheduler import train_doc2vec_chunk as train_chunk
+
+        with KERNEL_LOCK:
+            stats = train_chunk(
+                *self.weights(),
+                ids,
+                offsets,
+                doc_rows,
+                self.config,
+                self.dm,
+                self.dbow_words,
+                float(alpha_start),
+                float(alpha_end),
+                int(seed),
+                self.n_parts,
+            )
+        return self._chunk_result(stats)
+
+
 #: mean loss per example (nats) above which a chunk counts as diverged although finite: a
 #: negative-sampling example has ``negative + 1`` logistic terms of about ln 2 untrained, at most
 #: 6 each in the numba kernels' clamped table, and hierarchical softmax one per code bit (under
 #: 64), so a trained or untrained model stays far below; only exploding weights reach it
 MAX_EXAMPLE_LOSS = 1e3
+
+
+def train(
+    estimator, corpus, remap, counts, weights, config, *, seed, history, publish, doc_rows=None
+):
+    """Train ``weights`` for the estimator's ``epochs`` passes and record the run on it.
+
+    The trainer of the family: subsampling probabilities, the thread limit,
+    the engine (:func:`make_engine`), then :func:`train_epochs`. Sets
+    ``history_``, ``syn1neg_``/``syn1_`` (``None`` without their
+    objective), ``n_words_trained_``, ``train_time_`` and
+    ``words_per_second_``.
+
+    Parameters
+    ----------
+    estimator : Word2VecTransformer, FastTextTransformer or Doc2VecTransformer
+        Its training parameters are read (``sample``, ``n_jobs``,
+        ``n_parts``, ``epochs``, ``alpha``, ``min_alpha``, ``engine_``, ...).
+    corpus : EncodedCorpus
+    remap : numpy.ndarray of shape (n_provisional,), int32
+    counts : numpy.ndarray of shape (n_words,), int64
+        Subsampling (``sample``) is computed from them.
+    weights : tuple (syn0, syn1neg, syn1) of numpy.ndarray, float32
+    config : KernelConfig
+    seed : int
+    history : list of dict
+        The records so far (empty, or a continued fit's); epochs append to it.
+    publish : callable
+        ``publish(syn0, syn1neg, syn1)`` sets the variant's fitted vectors
+        from the current weights; called after each epoch when there are
+        callbacks, before they run.
+    doc_rows : numpy.ndarray of shape (n_documents,), int64, or None, default=None
+        Row of ``syn0`` of each document's vector (Doc2Vec); handed to the
+        engine with each chunk.
+
+    Returns
+    -------
+    weights : TrainedWeights
+        The trained ``syn0``, ``syn1neg`` and ``syn1``.
+    """
+    from ...kernels.sampling import keep_probabilities
+
+    keep = keep_probabilities(counts, estimator.sample)
+    estimator.history_ = history
+    pools = ("numba",) if estimator.engine_ == "numba" else ("torch",)
+    with limit_threads(estimator.n_jobs, modules=pools) as n_threads:
+        engine = make_engine(estimator, *weights, config, seed, n_threads, corpus.n_tokens)
+        if pools == ("numba",) and config.sync_tokens and n_threads > estimator.n_parts:
+            idle_threads_notice(estimator, n_threads)
+
+        def epoch_end():
+            publish(*engine.weights())
+
+        run = train_epochs(
+            estimator,
+            engine,
+            corpus,
+            remap,
+            keep,
+            epochs=estimator.epochs,
+            alpha=estimator.alpha,
+            min_alpha=estimator.min_alpha,
+            seed=seed,
+            publish=epoch_end,
+            doc_rows=doc_rows,
+            n_threads=n_threads,
+        )
+    trained = TrainedWeights(*engine.weights())
+    estimator.history_ = history
+    estimator.syn1neg_ = trained.syn1neg if estimator.negative > 0 else None
+    estimator.syn1_ = trained.syn1 if estimator.hs else None
+    estimator.n_words_trained_ = run.n_words_trained
+    estimator.train_time_ = run.train_time
+    seconds = run.train_time
+    estimator.words_per_second_ = run.n_words_trained / seconds if seconds > 0 else 0.0
+    return trained
+
+
+class TrainedWeights(NamedTuple):
+    """The three weight matrices of a word2vec-family model, float32.
+
+    Parameters
+    ----------
+    syn0 : numpy.ndarray of shape (n_rows, vector_size)
+        Input rows (words; then n-gram buckets or document rows).
+    syn1neg : numpy.ndarray of shape (n_words or 0, vector_size)
+        Negative-sampling output rows.
+    syn1 : numpy.ndarray of shape (n_words - 1 or 0, vector_size)
+        Hierarchical-softmax inner nodes.
+    """
+
+    syn0: np.ndarray
+    syn1neg: np.ndarray
+    syn1: np.ndarray
+
+
+def make_engine(estimator, syn0, syn1neg, syn1, config, seed, n_threads, n_tokens=0):
+    """The engine that trains this fit: the one place the family's engines are built.
+
+    ``estimator.engine_`` names it: ``"numba"`` builds the estimator's
+    ``_numba_engine`` (:class:`NumbaEngine`, Doc2Vec's :class:`Doc2VecEngine`),
+    ``"torch"`` a :class:`~skembed.text.word2vec._engines.TorchEngine`,
+    ``"torch-batched"`` the estimator's ``_batched_engine``.
+
+    Parameters
+    ----------
+    estimator : Word2VecTransformer, FastTextTransformer or Doc2VecTransformer
+    syn0, syn1neg, syn1 : numpy.ndarray, float32
+        Initial weights (the numba engines train them in place).
+    config : KernelConfig
+    seed : int
+        Seeds the torch engines' generators.
+    n_threads : int
+        Threads the numba engines may use; deterministic training runs
+        ``n_parts`` parts on them
+        (:func:`~skembed.kernels.scheduler.training_partition`).
+    n_tokens : int, default=0
+        Tokens per epoch: ``batch_size=None`` of the batched torch engine
+        is :func:`~skembed.nn.sgns.default_batch_words` of it.
+
+    Returns
+    -------
+    engine : object with the engine interface (see the module docstring)
+    """
+    name = estimator.engine_
+    if name == "torch":
+        return TorchEngine(
+            syn0, syn1neg, syn1, config, estimator.device_, estimator.batch_size or 4096, seed
+        )
+    if name == "torch-batched":
+        from ...nn.sgns import default_batch_words
+
+        batch = estimator.batch_size or default_batch_words(n_tokens, config.sg)
+        return estimator._batched_engine(
+            syn0, syn1neg, syn1, config, estimator.device_, batch, seed
+        )
+    return estimator._numba_engine(
+        syn0, syn1neg, syn1, config, n_threads, estimator.n_parts, **estimator._engine_options()
+    )
+
+
+class EpochsRun(NamedTuple):
+    """What :func:`train_epochs` ran.
+
+    Parameters
+    ----------
+    n_words_trained : int
+        Raw tokens times epochs run.
+    train_time : float
+        Seconds spent training (encoding excluded).
+    """
+
+    n_words_trained: int
+    train_time: float
 
 
 def train_epochs(
@@ -417,12 +689,13 @@ def train_epochs(
     doc_rows=None,
     n_threads=1,
 ):
-    """Train ``engine`` on ``corpus`` for ``epochs`` passes through :func:`run_epochs`.
+    """Train ``engine`` on ``corpus`` for ``epochs`` passes of the library's one loop.
 
     The word2vec family's epoch step (chunks in a fixed order, linear
     learning-rate decay over the raw tokens); the loop around it, with
     ``history_``, progress, callbacks and the divergence check, is the
-    library's one training loop.
+    library's one training loop (:class:`~skembed.utils._training.EpochLoop`),
+    iterated here so that the step runs in this function's frame.
 
     Parameters
     ----------
@@ -455,22 +728,23 @@ def train_epochs(
 
     Returns
     -------
-    n_words_trained : int
-        Raw tokens times epochs run.
-    train_time : float
-        Seconds spent training (encoding excluded).
+    run : EpochsRun
+        Raw tokens times epochs run, and the seconds spent training.
 
     Raises
     ------
     TrainingDivergedError
         If the loss of a chunk is not finite (``alpha`` is too high).
     """
+    from ...kernels.scheduler import compile_notice
     from ...kernels.word2vec import prepare_chunk
 
     total = max(corpus.n_tokens * epochs, 1)
     done = 0
     train_time = 0.0
-    hint = "gensim's default is 0.025 for skip-gram, 0.05 for CBOW."
+
+    def rate(tokens_done):  # linear decay over every epoch's raw tokens
+        return alpha - (alpha - min_alpha) * tokens_done / total
 
     def epoch_step(epoch):
         nonlocal done, train_time
@@ -478,9 +752,8 @@ def train_epochs(
         loss = n_examples = 0.0
         a1 = alpha
         for c, (raw_ids, raw_offsets, documents) in enumerate(corpus.chunks(with_documents=True)):
-            a0 = alpha - (alpha - min_alpha) * done / total
+            a0, a1 = rate(done), rate(done + int(raw_ids.size))
             done += int(raw_ids.size)
-            a1 = alpha - (alpha - min_alpha) * done / total
             s = chunk_seed(seed, epoch, c)
             ids, offsets, _ = prepare_chunk(raw_ids, raw_offsets, remap, keep, s, n_threads)
             if doc_rows is None:
@@ -489,47 +762,65 @@ def train_epochs(
                 chunk_loss, chunk_n = engine.train_chunk(
                     ids, offsets, a0, a1, s, doc_rows[documents]
                 )
-            per_example = chunk_loss / chunk_n if chunk_n > 0 else 0.0
-            if not np.isfinite(chunk_loss) or per_example > MAX_EXAMPLE_LOSS:
-                # stop at the chunk, not at the epoch's end; a finite loss far above any
-                # trained model's is divergence too (a GPU fit once reached 1e8-3e12 per
-                # example and "trained")
-                # the engine names what to change (torch-batched: its batch), else alpha
-                advice = getattr(engine, "divergence_advice", None)
-                parameter, value, why = advice(alpha) if advice else ("alpha", alpha, hint)
-                raise diverged(
-                    estimator,
-                    epoch=epoch,
-                    loss=chunk_loss if not np.isfinite(chunk_loss) else per_example,
-                    parameter=parameter,
-                    value=value,
-                    hint=why,
-                )
+            check_chunk_loss(estimator, engine, epoch, chunk_loss, chunk_n, alpha)
             loss += chunk_loss
             n_examples += chunk_n
         seconds = time.perf_counter() - t0
         train_time += seconds
-        return {
-            "loss": loss / max(n_examples, 1.0),
-            "learning_rate": a1,
-            "words": corpus.n_tokens,
-            "words_per_second": corpus.n_tokens / seconds if seconds > 0 else 0.0,
-        }
-
-    from ...kernels.scheduler import compile_notice
+        return epoch_record(loss / max(n_examples, 1.0), a1, corpus.n_tokens, seconds)
 
     callbacks = estimator.callbacks
+    refresh = (lambda record: publish()) if callbacks and publish is not None else None
+    loop = EpochLoop(
+        estimator,
+        n_epochs=epochs,
+        callbacks=callbacks,
+        verbose=estimator.verbose,
+        diverged_parameter="alpha",
+        diverged_hint=ALPHA_HINT,
+        before_callbacks=refresh,
+    )
     with compile_notice(compile_notifier(estimator)):
-        run_epochs(
+        for epoch in loop:  # the library's one loop, iterated here: the step runs in this frame
+            loop.end_epoch(epoch_step(epoch))
+    return EpochsRun(done, train_time)
+
+
+def epoch_record(loss, learning_rate, words, seconds):
+    """The keys the family adds to an epoch's history record (the loop adds the rest)."""
+    return {
+        "loss": loss,
+        "learning_rate": learning_rate,
+        "words": words,
+        "words_per_second": words / seconds if seconds > 0 else 0.0,
+    }
+
+
+#: what the divergence error advises about ``alpha``
+ALPHA_HINT = "gensim's default is 0.025 for skip-gram, 0.05 for CBOW."
+
+
+def check_chunk_loss(estimator, engine, epoch, chunk_loss, chunk_n, alpha):
+    """Raise if one chunk diverged: a loss that is not finite, or one per example over
+    :data:`MAX_EXAMPLE_LOSS` (a finite loss far above any trained model's is divergence too:
+    a GPU fit once reached 1e8-3e12 per example and "trained").
+
+    The check runs per chunk, so a fit stops at the chunk, not at the epoch's end.
+    The engine names what to change (torch-batched: its batch), else ``alpha``.
+
+    Raises
+    ------
+    TrainingDivergedError
+    """
+    per_example = chunk_loss / chunk_n if chunk_n > 0 else 0.0
+    if not np.isfinite(chunk_loss) or per_example > MAX_EXAMPLE_LOSS:
+        advice = getattr(engine, "divergence_advice", None)
+        parameter, value, why = advice(alpha) if advice else ("alpha", alpha, ALPHA_HINT)
+        raise diverged(
             estimator,
-            epoch_step,
-            n_epochs=epochs,
-            callbacks=callbacks,
-            verbose=estimator.verbose,
-            diverged_parameter="alpha",
-            diverged_hint=hint,
-            before_callbacks=(
-                (lambda record: publish()) if callbacks and publish is not None else None
-            ),
+            epoch=epoch,
+            loss=chunk_loss if not np.isfinite(chunk_loss) else per_example,
+            parameter=parameter,
+            value=value,
+            hint=why,
         )
-    return done, train_time

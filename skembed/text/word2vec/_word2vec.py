@@ -2,7 +2,8 @@
 
 The estimator is built on the word2vec family's base
 (:class:`~skembed.text.word2vec._family.Word2VecFamilyMixin`, shared with
-Doc2Vec: parameter rules, vocabulary, weights, engine, epoch loop) and adds
+Doc2Vec: parameter rules, vocabulary, weights) and its trainer
+(:func:`skembed.text.word2vec._training.train`: engine, epoch loop), and adds
 what word vectors pooled per document need: ``warm_start``, the torch
 engines, ``wv_`` and pooling (:class:`~skembed.text._base.BaseWordEmbedder`).
 :class:`FastTextTransformer <skembed.text.word2vec._fasttext.FastTextTransformer>`
@@ -16,15 +17,17 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ...keyedvectors import KeyedVectors
 from ...utils._compute import COMPUTE_PARAMETER_CONSTRAINTS, resolve_compute
 from ...utils._seeding import seed_from_random_state
+from ...utils._state import restore_on_failure
 from .._analyzer import DEFAULT_TOKEN_PATTERN
 from .._base import BaseWordEmbedder, LearnedWords
 from ._family import FAMILY_PARAMETER_CONSTRAINTS, Word2VecFamilyMixin
-from ._training import SYNC_TOKENS, effective_window
+from ._training import SYNC_TOKENS, effective_window, train
 
 __all__ = ["Word2VecTransformer"]
 
@@ -305,8 +308,6 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         "warm_start": ["boolean"],
     }
 
-    _accepts_iterable_corpus = True
-
     def __init__(
         self,
         vector_size=100,
@@ -396,9 +397,6 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
     def _warm(self):
         return bool(self.warm_start) and hasattr(self, "wv_")
 
-    def _engine_name(self):
-        return self.engine_
-
     def _check_params(self):
         """Cross-parameter and engine checks, before the corpus is read."""
         super()._check_params()
@@ -424,7 +422,54 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
                     "as the fitted model; set negative/hs as in the first fit or fit from scratch."
                 )
 
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Learn word vectors from the documents in ``X``.
+
+        Reads top to bottom to the trainer: the parameters and the engine
+        (:meth:`_check_params`), the documents, the word vectors
+        (:meth:`_fit_word_vectors`, which calls
+        :func:`skembed.text.word2vec._training.train`), then the pooling
+        weights.
+
+        Parameters
+        ----------
+        X : iterable of str or of list of str, length n_documents
+            Raw documents (tokenized by the analyzer) or pre-tokenized ones; a
+            re-iterable corpus (e.g. :class:`~skembed.text.LineCorpus`) is
+            encoded once and kept in a temporary file.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Raises
+        ------
+        TypeError
+            If ``X`` is a single string or holds non-text documents.
+        ValueError
+            If ``X`` is empty, a document is missing (see ``handle_missing``)
+            or the vocabulary is empty after ``min_count``.
+        """
+        with restore_on_failure(self):
+            self._check_params()
+            documents = self._check_documents(X, allow_iterable=True)
+            analyzer = self._analyzer()
+            self._set_learned(documents, analyzer, self._fit_word_vectors(documents, analyzer))
+        return self
+
     def _fit_word_vectors(self, documents, analyzer):
+        """Encode, pick the vocabulary, initialise the weights and train them.
+
+        Returns
+        -------
+        learned : LearnedWords
+            ``wv_``, the training documents' counts (with tf-idf or SIF
+            pooling) and the fraction of training tokens outside the vocabulary.
+        """
         seed = seed_from_random_state(self.random_state)
         warm = self._warm()
         corpus = self._encode(documents, analyzer)
@@ -455,7 +500,8 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
                 self.wv_ = self._keyed_vectors(syn0, index_to_key, counts, warm)
                 self.vocabulary_ = self.wv_.key_to_index
 
-            syn0, _, _ = self._train(
+            trained = train(
+                self,
                 corpus,
                 remap,
                 counts,
@@ -468,5 +514,5 @@ class Word2VecTransformer(Word2VecFamilyMixin, BaseWordEmbedder):
         finally:
             corpus.close()
         oov = 1.0 - n_known / corpus.n_tokens if corpus.n_tokens else 0.0
-        wv = self._keyed_vectors(syn0, index_to_key, counts, warm)
+        wv = self._keyed_vectors(trained.syn0, index_to_key, counts, warm)
         return LearnedWords(wv, doc_counts, float(oov))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skembed.text.word2vec._engines import NumbaEngine, bag_rows
+from skembed.text.word2vec._engines import bag_rows
+from skembed.text.word2vec._training import NumbaEngine
 
 
 def test_bag_rows_gathers_each_words_rows_from_the_csr_table():

@@ -15,7 +15,6 @@ import pytest
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-import skembed.text.word2vec._engines as engines
 import skembed.text.word2vec._training as training
 from skembed.text.word2vec._doc2vec import Doc2VecTransformer
 from skembed.text.word2vec._family import FAMILY_PARAMETER_CONSTRAINTS, Word2VecFamilyMixin
@@ -72,7 +71,7 @@ class _Reiterable:
 @pytest.mark.parametrize("cls", CLASSES)
 def test_kernel_lock_taken_for_every_chunk(cls, monkeypatch):
     lock = _CountingLock()
-    monkeypatch.setattr(engines, "KERNEL_LOCK", lock)
+    monkeypatch.setattr(training, "KERNEL_LOCK", lock)
     make(cls, epochs=2).fit(DOCS)
     assert lock.entered == 2  # one chunk per epoch
 
@@ -109,13 +108,13 @@ def test_streamed_corpus_is_read_once(cls):
 @pytest.mark.parametrize("cls", CLASSES)
 def test_long_documents_are_split(cls, monkeypatch):
     pieces = []
-    original = engines.NumbaEngine.train_chunk
+    original = training.NumbaEngine.train_chunk
 
     def spy(self, ids, offsets, *args):
         pieces.extend(np.diff(offsets).tolist())
         return original(self, ids, offsets, *args)
 
-    monkeypatch.setattr(engines.NumbaEngine, "train_chunk", spy)
+    monkeypatch.setattr(training.NumbaEngine, "train_chunk", spy)
     words = [f"w{i % 50}" for i in range(25_000)]
     est = make(cls, epochs=1, sample=0).fit([words, ["w1", "w2"]])
     assert pieces == [10_000, 10_000, 5_000, 2]
@@ -318,16 +317,16 @@ def test_doc2vec_checks_its_inference_rate_with_the_same_rule():
 @pytest.mark.parametrize("n_jobs", [1, 2, 8])
 def test_engines_are_built_in_one_place(cls, n_jobs, monkeypatch):
     built = []
-    original = Word2VecFamilyMixin._make_engine
+    original = training.make_engine
 
-    def spy(self, *args, **kwargs):
-        engine = original(self, *args, **kwargs)
-        built.append((type(engine), kwargs["n_threads"], engine.n_parts))
+    def spy(estimator, syn0, syn1neg, syn1, config, seed, n_threads, n_tokens=0):
+        engine = original(estimator, syn0, syn1neg, syn1, config, seed, n_threads, n_tokens)
+        built.append((type(engine), n_threads, engine.n_parts))
         return engine
 
-    monkeypatch.setattr(Word2VecFamilyMixin, "_make_engine", spy)
+    monkeypatch.setattr(training, "make_engine", spy)
     make_member(cls, n_jobs=n_jobs, epochs=2).fit(DOCS)
-    kind = engines.Doc2VecEngine if cls is Doc2VecTransformer else engines.NumbaEngine
+    kind = training.Doc2VecEngine if cls is Doc2VecTransformer else training.NumbaEngine
     assert built == [(kind, n_jobs, 2)]  # deterministic: n_parts parts, whatever n_jobs
 
 
@@ -366,13 +365,13 @@ def test_n_parts_outside_its_range_is_refused(cls):
 def test_doc2vec_document_rows_come_with_each_chunk(monkeypatch):
     """The trainer passes each piece's ``syn0`` row; nothing is set on the engine."""
     seen = []
-    original = engines.Doc2VecEngine.train_chunk
+    original = training.Doc2VecEngine.train_chunk
 
     def spy(self, ids, offsets, alpha_start, alpha_end, seed, doc_rows):
         seen.append((np.diff(offsets).tolist(), doc_rows.tolist(), sorted(vars(self))))
         return original(self, ids, offsets, alpha_start, alpha_end, seed, doc_rows)
 
-    monkeypatch.setattr(engines.Doc2VecEngine, "train_chunk", spy)
+    monkeypatch.setattr(training.Doc2VecEngine, "train_chunk", spy)
     words = [f"w{i % 50}" for i in range(25_000)]
     docs = [["w1", "w2"], words, ["w3", "w4", "w5"]]
     est = Doc2VecTransformer(vector_size=8, min_count=1, epochs=2, sample=0, random_state=0)

@@ -147,21 +147,21 @@ def test_a_finite_exploding_loss_is_divergence_too(monkeypatch, chunk_loss):
     """A chunk whose mean loss per example passes MAX_EXAMPLE_LOSS stops the fit (issue 39: the
     GPU defaults gave 1e8-3e12 per example, finite, and the fit "succeeded")."""
     from skembed.exceptions import TrainingDivergedError
-    from skembed.text.word2vec import _engines
+    from skembed.text.word2vec import _training
     from skembed.text.word2vec._training import MAX_EXAMPLE_LOSS
 
-    real = _engines.NumbaEngine.train_chunk
+    real = _training.NumbaEngine.train_chunk
 
     def exploding(self, *args):
         _, n = real(self, *args)
         return chunk_loss * max(n, 1.0) / 1000, n  # 5e3 nats per example, or NaN
 
-    monkeypatch.setattr(_engines.NumbaEngine, "train_chunk", exploding)
+    monkeypatch.setattr(_training.NumbaEngine, "train_chunk", exploding)
     assert 5e3 > MAX_EXAMPLE_LOSS
     with pytest.raises(
         TrainingDivergedError, match="diverged: the loss is (nan|5000.0) at epoch 1"
     ):
         Word2VecTransformer(vector_size=8, min_count=1, epochs=2, n_jobs=1).fit(DOCS)
     healthy = Word2VecTransformer(vector_size=8, min_count=1, epochs=2, n_jobs=1, random_state=0)
-    monkeypatch.setattr(_engines.NumbaEngine, "train_chunk", real)
+    monkeypatch.setattr(_training.NumbaEngine, "train_chunk", real)
     assert all(r["loss"] < 10 for r in healthy.fit(DOCS).history_)

@@ -239,14 +239,14 @@ MAX_FUNCTION_CODE_LINES = 80
 LONG_FUNCTIONS = {
     "kernels/word2vec.py:train_part_cbow_shared": "a numba hot loop: array-taking helpers add "
     "reference counting (CONVENTIONS 6); to be cut into scalar helpers with a speed guard",
-    "text/word2vec/_fasttext_io.py:read_facebook_bin": "reads the binary format field by "
-    "field in file order; to be cut into one reader per section",
-    "tabular/entity.py:_fit_unsafe": "the entity embedder's fit; to be cut into named steps",
-    "text/transformer/_static_supervised.py:train_on_target": "the supervised head's training "
-    "loop; to be moved onto run_epochs",
-    "tabular/_preprocess.py:_fit": "one pass over the column roles; to be cut per role",
-    "cli.py:build_parser": "one add_argument per option: a flat list, read top to bottom",
 }
+#: A function over this many code lines counts as long ...
+LONG_FUNCTION_CODE_LINES = 60
+#: ... and the package may hold at most this many (an estimator's ``__init__`` that assigns
+#: thirty parameters one per line is long and still reads top to bottom).
+MAX_LONG_FUNCTIONS = 10
+#: Most positional parameters a function may take: more are named structures.
+MAX_POSITIONAL_PARAMETERS = 10
 
 
 def code_lines(source):
@@ -495,6 +495,47 @@ def test_functions_are_at_most_80_code_lines(path):
         f"functions over {MAX_FUNCTION_CODE_LINES} code lines: {too_long}; cut them into named "
         "steps (or, for a numba hot loop, say why in LONG_FUNCTIONS)"
     )
+
+
+def _functions(path):
+    """``(file:function, code lines, positional parameters)`` of every function of ``path``."""
+    source = path.read_text(encoding="utf-8")
+    lines = code_lines(source)
+    where = path.relative_to(PACKAGE).as_posix()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            n = sum(node.lineno <= line <= node.end_lineno for line in lines)
+            yield f"{where}:{node.name}", n, len(node.args.posonlyargs) + len(node.args.args)
+
+
+def _all_functions():
+    return [f for path in sorted(PACKAGE.rglob("*.py")) for f in _functions(path)]
+
+
+def test_few_functions_are_over_60_code_lines_and_none_over_100():
+    functions = _all_functions()
+    long = sorted((n, name) for name, n, _ in functions if n > LONG_FUNCTION_CODE_LINES)
+    assert len(long) <= MAX_LONG_FUNCTIONS, (
+        f"{len(long)} functions over {LONG_FUNCTION_CODE_LINES} code lines (at most "
+        f"{MAX_LONG_FUNCTIONS}): {long}; cut the longest into named steps"
+    )
+    huge = [(n, name) for n, name in long if n > 100]
+    assert not huge, f"functions over 100 code lines: {huge}"
+
+
+def test_no_function_takes_more_than_10_positional_parameters():
+    many = sorted((k, name) for name, _, k in _all_functions() if k > MAX_POSITIONAL_PARAMETERS)
+    assert not many, (
+        f"functions with more than {MAX_POSITIONAL_PARAMETERS} positional parameters: {many}; "
+        "pass named structures (a NamedTuple, which numba compiles too) or keyword-only ones"
+    )
+
+
+def test_the_function_checks_count_code_lines_and_positional_parameters():
+    source = 'def f(a, b, /, c, *args, d, **kw):\n    """Doc."""\n    # why\n\n    return a\n'
+    node = ast.parse(source).body[0]
+    assert len(node.args.posonlyargs) + len(node.args.args) == 3  # d is keyword-only
+    assert sorted(code_lines(source)) == [1, 5]
 
 
 def test_the_long_function_allow_list_names_only_long_functions():

@@ -276,17 +276,16 @@ class Doc2VecEngine(NumbaEngine):
 
     def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed, doc_rows):
         """Train one chunk; ``doc_rows`` (int64, ``n_docs``): the ``syn0`` row of each piece."""
+        from ...kernels.scheduler import Documents, Weights
         from ...kernels.scheduler import train_doc2vec_chunk as train_chunk
 
         with KERNEL_LOCK:
             stats = train_chunk(
-                *self.weights(),
+                Weights(*self.weights()),
                 ids,
                 offsets,
-                doc_rows,
+                Documents(doc_rows, self.dm, self.dbow_words),
                 self.config,
-                self.dm,
-                self.dbow_words,
                 float(alpha_start),
                 float(alpha_end),
                 int(seed),

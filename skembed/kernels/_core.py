@@ -6,8 +6,10 @@ generator (word2vec.c's LCG; the subsampling of each chunk is :mod:`skembed.kern
 the sigmoid table lookup, the buffered row slots of the deterministic mode, the negative draw, the output layer
 (negative sampling and hierarchical softmax), the input gather/scatter, the per-token
 prologue (:func:`_centre`) and the example builders of the torch engine
-(:func:`skipgram_pairs`, :func:`cbow_windows`). Every helper called inside a hot loop takes scalars and 2-D
-arrays indexed by row, so numba emits no reference counting per token.
+(:func:`skipgram_pairs`, :func:`cbow_windows`). Every helper called inside a hot loop takes scalars,
+2-D arrays indexed by row and the part's named structures (:class:`PartModel`,
+:class:`KernelConfig`, the scratch arrays), and is compiled without numba's runtime
+(``_nrt=False``, :data:`_INNER`), so no reference counting happens per token.
 """
 
 from __future__ import annotations

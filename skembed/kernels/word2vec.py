@@ -73,13 +73,15 @@ bit-reproducible.
 No reference counting in the hot loops: numba emits ``NRT_incref``/``NRT_decref``
 (a call and an atomic add) around row views and around the array arguments of an
 inlined helper whose body branches around array code, and cannot always prune them
-(numba issue #2345). So the per-part kernels unpack the configuration and the
-workspaces once, address every row as ``matrix[row, k]`` of a *working* matrix (the
-shared one, or the part's buffer in deterministic mode), look buffer slots up once per
-row and update (:func:`_slot`; a gather records the working rows it read,
-:func:`_gather_rows`, and the update of the same rows reuses them, :func:`_add_rows`),
-and their helpers take arrays only where their body is
-loops without data-dependent branches (branchy helpers take scalars only).
+(numba issue #2345). So the train parts and their helpers are compiled without numba's
+runtime (``_nrt=False``: no reference counting at all, no allocation) and LLVM-inlined
+into one another; each train part is a few named steps (``_skipgram_pair``,
+``_gather_window``, ``_cbow_batch`` ...) over the part's :class:`~skembed.kernels._core.PartModel`
+and scratch arrays, which bind the arrays they write to locals, address every row as
+``matrix[row, k]`` of a *working* matrix (the shared one, or the part's buffer in
+deterministic mode), and look buffer slots up once per row and update (:func:`_slot`; a
+gather records the working rows it read, :func:`_gather_rows`, and the update of the
+same rows reuses them, :func:`_add_rows`).
 ``tests/kernels/test_kernels_refcount.py`` counts the increfs with ``NUMBA_DEBUG_NRT=1``:
 they do not grow with the number of tokens (they were 6 to 1,260 per token).
 

@@ -285,11 +285,11 @@ class Doc2VecEngine(NumbaEngine):
                 ids,
                 offsets,
                 Documents(doc_rows, self.dm, self.dbow_words),
-                self.config,
-                float(alpha_start),
-                float(alpha_end),
-                int(seed),
-                self.n_parts,
+                config=self.config,
+                alpha_start=float(alpha_start),
+                alpha_end=float(alpha_end),
+                seed=int(seed),
+                n_parts=self.n_parts,
             )
         return self._chunk_result(stats)
 

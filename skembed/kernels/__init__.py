@@ -20,6 +20,8 @@ import os
 import threading
 from pathlib import Path
 
+from ..utils._files import write_atomically
+
 #: environment variables by which a user chooses libgomp's wait policy (then left alone)
 _WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 #: libgomp's spins before an idle thread sleeps, set while numba loads it (:func:`launch_threads`)
@@ -135,9 +137,7 @@ def _drop_stale_cache(here=None):
                 path.unlink(missing_ok=True)
                 n_deleted += 1
         cache.mkdir(exist_ok=True)
-        tmp = cache / f"{_STAMP}.{hashlib.sha256(digest.encode()).hexdigest()[:8]}.tmp"
-        tmp.write_text(digest)
-        tmp.replace(stamp)
+        write_atomically(stamp, lambda tmp: Path(tmp).write_text(digest))
         return n_deleted
     except OSError:
         return 0

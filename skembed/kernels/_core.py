@@ -6,8 +6,10 @@ generator (word2vec.c's LCG; the subsampling of each chunk is :mod:`skembed.kern
 the sigmoid table lookup, the buffered row slots of the deterministic mode, the negative draw, the output layer
 (negative sampling and hierarchical softmax), the input gather/scatter, the per-token
 prologue (:func:`_centre`) and the example builders of the torch engine
-(:func:`skipgram_pairs`, :func:`cbow_windows`). Every helper called inside a hot loop takes scalars and 2-D
-arrays indexed by row, so numba emits no reference counting per token.
+(:func:`skipgram_pairs`, :func:`cbow_windows`). Every helper called inside a hot loop takes scalars,
+2-D arrays indexed by row and the part's named structures (:class:`PartModel`,
+:class:`KernelConfig`, the scratch arrays), and is compiled without numba's runtime
+(``_nrt=False``, :data:`_INNER`), so no reference counting happens per token.
 """
 
 from __future__ import annotations
@@ -163,6 +165,32 @@ class Span(NamedTuple):
     alpha_end: float
 
 
+class PartModel(NamedTuple):
+    """One train part's access to the model: the matrices it reads and writes, how it
+    reaches their rows, and the output layer's tables. Bundled once per call.
+
+    Attributes
+    ----------
+    weights : Weights
+        The shared matrices (the rows a workspace slot copies from).
+    work : Weights
+        The working matrices (:func:`_working`): the shared ones (lock-free) or the part's
+        buffers.
+    ws : skembed.kernels._phases.Workspace or None
+        The part's row buffers; ``None``: lock-free (decided at compile time).
+    c : KernelConfig
+        The output layer's tables (Huffman tree, noise distribution, sigmoid tables).
+    outs : numpy.ndarray of shape (2 * (negative + CBOW_BATCH),), int64
+        The part's scratch of output rows (``Scratch.outputs``).
+    """
+
+    weights: Weights
+    work: Weights
+    ws: object
+    c: KernelConfig
+    outs: np.ndarray
+
+
 # fast-math without 'nnan'/'ninf': NaN/inf checks must survive (divergence detection)
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 
@@ -272,13 +300,16 @@ def _logistic(f, label, alpha, sig, log_pos, log_neg):
 
 
 @njit(**_INNER)
-def _score_update(L, li, out, oi, err, ei, label, alpha, sigmoid, log_sigmoid, dim):
+def _score_update(L, li, out, oi, err, ei, label, alpha, c, dim):
     """One binary logistic example: input ``L[li]``, output row ``out[oi]`` (updated in
-    place), input gradient accumulated in ``err[ei]``. Returns (loss, nan_flag).
+    place), input gradient accumulated in ``err[ei]``; ``c`` the :class:`KernelConfig`
+    (its sigmoid tables). Returns (loss, nan_flag).
 
     Rows are addressed two-dimensionally and the helper has no data-dependent branch around
     array code, so numba's reference-count pruning removes every incref of its arguments.
     """
+    sigmoid = c.sigmoid
+    log_sigmoid = c.log_sigmoid
     f = np.float32(0.0)
     for k in range(dim):
         f += L[li, k] * out[oi, k]
@@ -484,18 +515,24 @@ def _draw_targets(w, negative, neg_prob, neg_alias, outs, state):
 
 
 @njit(**_INNER)
-def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alpha, dim):
+def _score_shared_noise(V, model, targets, n_targets, state, alpha, dim):
     """Shared negatives of one fixed input: ``c.negative`` noise words drawn once.
 
     Each noise word ``n`` scores once against the input ``V[0]`` (label 0, gradient into
-    ``V[1]``, its working output row ``W1`` updated in place) with the learning rate
-    ``alpha * m``, ``m`` the number of positives ``targets[t0:t1]`` it differs from (so its
-    gradient counts once per such pair; a noise word equal to every positive is skipped).
+    ``V[1]``, its working output row updated in place) with the learning rate
+    ``alpha * m``, ``m`` the number of positives ``targets[:n_targets]`` it differs from (so
+    its gradient counts once per such pair; a noise word equal to every positive is
+    skipped). ``model``: the part's :class:`PartModel` (its ``outs`` holds the draw).
     FastText skip-gram's centre bag (:func:`skembed.kernels.word2vec.train_part_bag`) and
     PV-DBOW's document vector (:func:`skembed.kernels.doc2vec.train_part_dbow_shared`) share
-    it. ``outs``: int64 scratch of ``c.negative`` entries. Loops only (the skip is a loop
-    run 0 or 1 times), so no reference counting survives. Returns (loss, state, nan_flag).
+    it. Loops only (the skip is a loop run 0 or 1 times), so no reference counting
+    survives. Returns (loss, state, nan_flag).
     """
+    c = model.c
+    ws = model.ws
+    W1 = model.work.syn1neg
+    syn1neg = model.weights.syn1neg
+    outs = model.outs
     negative = c.negative
     n_words = c.neg_prob.size
     zero = np.float32(0.0)
@@ -507,59 +544,52 @@ def _score_shared_noise(V, W1, syn1neg, ws, targets, t0, t1, outs, c, state, alp
     for j in range(negative):
         tw = outs[j]
         m = 0
-        for i in range(t0, t1):
+        for i in range(n_targets):
             m += targets[i] != tw
         for _ in range(np.int64(m > 0)):
             o = _neg_slot(syn1neg, tw, ws)
             g_alpha = alpha * np.float32(m)
-            ls, b1 = _score_update(
-                V, _ZERO, W1, o, V, _ONE, zero, g_alpha, c.sigmoid, c.log_sigmoid, dim
-            )
+            ls, b1 = _score_update(V, _ZERO, W1, o, V, _ONE, zero, g_alpha, c, dim)
             loss += ls * m
             bad |= b1
     return loss, state, bad
 
 
 @njit(**_INNER)
-def _output_layer(L, li, w, err, ei, work, weights, ws, c, outs, state, alpha, dim):
+def _output_layer(L, li, w, err, ei, model, state, alpha, dim):
     """Train the output layer for the input vector ``L[li]`` and target word ``w``.
 
     Hierarchical softmax over ``w``'s Huffman code (when ``c.hs``), then ``w`` as the
     positive example and ``c.negative`` noise words drawn from the alias table with the LCG
-    ``state`` (word2vec.c's order of draws). ``work`` holds the working output matrices
-    (:func:`_working`), ``weights`` the shared ones, ``c`` the :class:`KernelConfig`,
-    ``outs`` an int64 scratch of ``negative + 1`` entries; ``err[ei]`` accumulates the
-    gradient for the input rows. Returns (loss, new_state, nan_flag).
+    ``state`` (word2vec.c's order of draws). ``model``: the part's :class:`PartModel`
+    (the shared and working matrices, the workspace, the :class:`KernelConfig` ``c`` and
+    an int64 scratch of ``negative + 1`` entries); ``err[ei]`` accumulates the gradient for
+    the input rows. Returns (loss, new_state, nan_flag).
 
     Loops only, no branch around array code: numba prunes the reference counts of the
     arguments (an early ``return``/``continue`` here costs ~15 increfs per call).
     """
-    W1 = work.syn1neg
-    W2 = work.syn1
-    syn1neg = weights.syn1neg
-    syn1 = weights.syn1
+    c = model.c
+    ws = model.ws
+    outs = model.outs
+    W1 = model.work.syn1neg
+    W2 = model.work.syn1
+    syn1neg = model.weights.syn1neg
+    syn1 = model.weights.syn1
     negative = c.negative
-    neg_prob = c.neg_prob
-    neg_alias = c.neg_alias
     codes = c.codes
     points = c.points
-    sigmoid = c.sigmoid
-    log_sigmoid = c.log_sigmoid
     loss = np.float32(0.0)
     bad = False
     for j in range(c.code_lengths[w] * np.int64(c.hs)):
         s = _node_slot(syn1, points[w, j], ws)
-        ls, b = _score_update(
-            L, li, W2, s, err, ei, np.float32(1 - codes[w, j]), alpha, sigmoid, log_sigmoid, dim
-        )
+        ls, b = _score_update(L, li, W2, s, err, ei, np.float32(1 - codes[w, j]), alpha, c, dim)
         loss += ls
         bad |= b
-    n_out, state = _draw_targets(w, negative, neg_prob, neg_alias, outs, state)
+    n_out, state = _draw_targets(w, negative, c.neg_prob, c.neg_alias, outs, state)
     for j in range(n_out * np.int64(negative > 0)):
         s = _neg_slot(syn1neg, outs[j], ws)
-        ls, b = _score_update(
-            L, li, W1, s, err, ei, np.float32(j == 0), alpha, sigmoid, log_sigmoid, dim
-        )
+        ls, b = _score_update(L, li, W1, s, err, ei, np.float32(j == 0), alpha, c, dim)
         loss += ls
         bad |= b
     return loss, state, bad

@@ -46,6 +46,8 @@ centre is drawn in ``1..window``.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -58,6 +60,7 @@ from ._core import (
     _PART,
     _S16,
     _ZERO,
+    PartModel,
     _add_rows,
     _buffers_full,
     _centre,
@@ -80,6 +83,7 @@ from ._core import (
 launch_threads()  # numba's pool, its idle threads spinning briefly (see launch_threads)
 
 __all__ = [
+    "Inference",
     "document_seed",
     "infer_documents",
     "train_part",
@@ -137,9 +141,9 @@ def train_part(weights, chunk, c, span, state, ws, tmp):
     dim = syn0.shape[1]
     window = c.window
     work = _working(weights, ws)
+    model = PartModel(weights, work, ws, c, tmp.outputs)
     W0 = work.syn0
     V = tmp.example  # rows: 0 the input vector, 1 its gradient
-    outs = tmp.outputs
     slots = tmp.slots  # PV-DM: working rows of the document and its context words
     alpha0, alpha_step, d = _part_start(offsets, span)
     p_start, p_end, part_start = span.start, span.end, span.part_start
@@ -163,9 +167,7 @@ def train_part(weights, chunk, c, span, state, ws, tmp):
             inv = np.float32(1.0) / np.float32(cw)
             for k in range(dim):
                 V[0, k] *= inv
-            ls, state, bad = _output_layer(
-                V, 0, w, V, 1, work, weights, ws, c, outs, state, alpha, dim
-            )
+            ls, state, bad = _output_layer(V, 0, w, V, 1, model, state, alpha, dim)
             if bad:
                 return loss_sum, n_examples, True, p, state
             loss_sum += ls
@@ -179,9 +181,7 @@ def train_part(weights, chunk, c, span, state, ws, tmp):
             r = _in_slot(syn0, ids[q] if q < hi else doc_rows[d], ws)
             for k in range(dim):
                 V[1, k] = zero
-            ls, state, bad = _output_layer(
-                W0, r, w, V, 1, work, weights, ws, c, outs, state, alpha, dim
-            )
+            ls, state, bad = _output_layer(W0, r, w, V, 1, model, state, alpha, dim)
             if bad:
                 return loss_sum, n_examples, True, p, state
             loss_sum += ls
@@ -213,13 +213,11 @@ def train_part_dbow_shared(weights, chunk, c, span, state, ws, tmp):
     syn0, syn1neg = weights.syn0, weights.syn1neg
     ids, offsets, doc_rows = chunk.ids, chunk.offsets, chunk.doc.rows
     dim = syn0.shape[1]
-    sigmoid = c.sigmoid
-    log_sigmoid = c.log_sigmoid
     work = _working(weights, ws)
+    model = PartModel(weights, work, ws, c, tmp.outputs)
     W0 = work.syn0
     W1 = work.syn1neg
     V = tmp.example  # rows: 0 the document vector at the batch's start, 1 its summed gradient
-    outs = tmp.outputs
     batch = tmp.ints  # the batch's words as int64, the type FastText's bag passes to the noise
     alpha0, alpha_step, d = _part_start(offsets, span)
     p_start, p_end, part_start = span.start, span.end, span.part_start
@@ -245,12 +243,10 @@ def train_part_dbow_shared(weights, chunk, c, span, state, ws, tmp):
         for q in range(p, end):
             batch[q - p] = ids[q]
             o = _neg_slot(syn1neg, batch[q - p], ws)
-            ls, b1 = _score_update(V, _ZERO, W1, o, V, _ONE, one, alpha, sigmoid, log_sigmoid, dim)
+            ls, b1 = _score_update(V, _ZERO, W1, o, V, _ONE, one, alpha, c, dim)
             loss_sum += ls
             bad |= b1
-        ls, state, b1 = _score_shared_noise(
-            V, W1, syn1neg, ws, batch, _ZERO, end - p, outs, c, state, alpha, dim
-        )
+        ls, state, b1 = _score_shared_noise(V, model, batch, end - p, state, alpha, dim)
         loss_sum += ls
         bad |= b1
         if bad:
@@ -276,8 +272,34 @@ def _needs(c, dm, dbow_words, shared, max_ctx):
     return need
 
 
+class Inference(NamedTuple):
+    """The settings of :func:`infer_documents`.
+
+    Attributes
+    ----------
+    keep_prob : numpy.ndarray of shape (n_words,), float32
+        Subsampling keep probability of each word (decided per epoch).
+    dm : bool
+        PV-DM (True: the mean of the document vector and the window's word vectors is the
+        input) or PV-DBOW (False: the document vector alone).
+    epochs : int
+    alpha, min_alpha : float
+        Learning rate of the first and last epoch (linear steps in between, as
+        gensim's ``infer_vector``).
+    seed : int
+        The fit's seed, mixed with each document's word ids (:func:`document_seed`).
+    """
+
+    keep_prob: np.ndarray
+    dm: bool
+    epochs: int
+    alpha: float
+    min_alpha: float
+    seed: int
+
+
 @njit(**_INNER)
-def _frozen_output_layer(l1, w, neu1e, hs, negative, syn1, syn1neg, c, state, alpha, dim):
+def _frozen_output_layer(l1, w, neu1e, syn1, syn1neg, c, state, alpha, dim):
     """The output layer of :func:`~skembed.kernels._core._output_layer` with frozen rows.
 
     Accumulates the input gradient in ``neu1e`` without changing ``syn1`` or
@@ -286,6 +308,8 @@ def _frozen_output_layer(l1, w, neu1e, hs, negative, syn1, syn1neg, c, state, al
     and scores with its one table lookup (:func:`_table_index`, :func:`_logistic`).
     Returns ``(state, nan_flag)``.
     """
+    hs = c.hs
+    negative = c.negative
     n_words = c.neg_prob.size
     for j in range(c.code_lengths[w] if hs else 0):
         g, bad = _gradient(l1, syn1[c.points[w, j]], np.float32(1 - c.codes[w, j]), alpha, c, dim)
@@ -318,73 +342,76 @@ def _gradient(l1, out, label, alpha, c, dim):
     return g, bad
 
 
-@njit(cache=True, nogil=True, fastmath=_FASTMATH)
-def _infer_one(
-    out,
-    syn0,
-    syn1neg,
-    syn1,
-    doc_ids,
-    c,
-    keep_prob,
-    dm,
-    epochs,
-    alpha,
-    min_alpha,
-    seed,
-    buf,
-    neu1,
-    neu1e,
-):
-    """Infer one document's vector into ``out``; returns the NaN flag."""
+@njit(**_INNER)
+def _initial_vector(out, state):
+    """The document vector's start, uniform in ``[-0.5, 0.5) / dim`` from the LCG; the state."""
     dim = out.shape[0]
-    one = np.float32(1.0)
-    zero = np.float32(0.0)
-    window = c.window
-    state = document_seed(doc_ids, seed)
     for k in range(dim):
         state = _lcg(state)
         out[k] = (_uniform(state) - np.float32(0.5)) / np.float32(dim)
+    return state
+
+
+@njit(**_INNER)
+def _subsample(doc_ids, keep_prob, buf, state):
+    """The epoch's kept tokens of the document into ``buf``; (their number, the state)."""
+    n = 0
+    for i in range(doc_ids.size):
+        w = doc_ids[i]
+        kp = keep_prob[w]
+        if kp < 1.0:
+            state = _lcg(state)
+            if kp < _uniform(state):
+                continue
+        buf[n] = w
+        n += 1
+    return n, state
+
+
+@njit(**_INNER)
+def _dm_input(out, syn0, buf, n, p, window, neu1, state):
+    """PV-DM's input of kept token ``p`` into ``neu1``: the mean of the document vector and
+    the word vectors of a window drawn in ``1..window``; returns the state."""
+    dim = out.shape[0]
+    state = _lcg(state)
+    b = np.int64((state >> _S16) % np.uint64(window))
+    cw = 1
+    for k in range(dim):
+        neu1[k] = out[k]
+    for q in range(max(0, p - window + b), min(n, p + window + 1 - b)):
+        if q == p:
+            continue
+        row = syn0[buf[q]]
+        for k in range(dim):
+            neu1[k] += row[k]
+        cw += 1
+    inv = np.float32(1.0) / np.float32(cw)
+    for k in range(dim):
+        neu1[k] *= inv
+    return state
+
+
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def _infer_one(out, weights, doc_ids, c, settings, buf, neu1, neu1e):
+    """Infer one document's vector into ``out`` (``settings`` an :class:`Inference`,
+    ``buf``, ``neu1``, ``neu1e`` the thread's scratch); returns the NaN flag."""
+    syn0, syn1neg, syn1 = weights.syn0, weights.syn1neg, weights.syn1
+    dim = out.shape[0]
+    alpha, min_alpha, epochs = settings.alpha, settings.min_alpha, settings.epochs
+    state = _initial_vector(out, document_seed(doc_ids, settings.seed))
     delta = (alpha - min_alpha) / max(epochs - 1, 1)
     for epoch in range(epochs):
         a = np.float32(alpha - delta * epoch)
-        n = 0
-        for i in range(doc_ids.size):
-            w = doc_ids[i]
-            kp = keep_prob[w]
-            if kp < 1.0:
-                state = _lcg(state)
-                if kp < _uniform(state):
-                    continue
-            buf[n] = w
-            n += 1
+        n, state = _subsample(doc_ids, settings.keep_prob, buf, state)
         for p in range(n):
             w = buf[p]
             for k in range(dim):
-                neu1e[k] = zero
-            if dm:
-                state = _lcg(state)
-                b = np.int64((state >> _S16) % np.uint64(window))
-                cw = 1
-                for k in range(dim):
-                    neu1[k] = out[k]
-                for q in range(max(0, p - window + b), min(n, p + window + 1 - b)):
-                    if q == p:
-                        continue
-                    row = syn0[buf[q]]
-                    for k in range(dim):
-                        neu1[k] += row[k]
-                    cw += 1
-                inv = one / np.float32(cw)
-                for k in range(dim):
-                    neu1[k] *= inv
-                state, bad = _frozen_output_layer(
-                    neu1, w, neu1e, c.hs, c.negative, syn1, syn1neg, c, state, a, dim
-                )
+                neu1e[k] = np.float32(0.0)
+            if settings.dm:
+                state = _dm_input(out, syn0, buf, n, p, c.window, neu1, state)
+                state, bad = _frozen_output_layer(neu1, w, neu1e, syn1, syn1neg, c, state, a, dim)
             else:
-                state, bad = _frozen_output_layer(
-                    out, w, neu1e, c.hs, c.negative, syn1, syn1neg, c, state, a, dim
-                )
+                state, bad = _frozen_output_layer(out, w, neu1e, syn1, syn1neg, c, state, a, dim)
             if bad:
                 return True
             for k in range(dim):
@@ -396,41 +423,20 @@ def _infer_one(
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def infer_documents(
-    syn0,
-    syn1neg,
-    syn1,
-    ids,
-    offsets,
-    config,
-    keep_prob,
-    dm,
-    epochs,
-    alpha,
-    min_alpha,
-    seed,
-    n_parts,
-):
+def infer_documents(weights, ids, offsets, config, settings, n_parts):
     """Infer a vector for each document against a frozen model.
 
     Parameters
     ----------
-    syn0 : numpy.ndarray of shape (n_words, dim), float32
-        Word input vectors (read with ``dm=1``).
-    syn1neg, syn1 : numpy.ndarray, float32
-        Output layers of the fitted model (read only).
+    weights : skembed.kernels._core.Weights
+        The fitted model, read only: ``syn0`` (float32, (n_words, dim)) the word input
+        vectors (read with ``settings.dm``), ``syn1neg`` and ``syn1`` the output layers.
     ids : numpy.ndarray of shape (n_tokens,), int32
         Vocabulary ids of the documents (unknown words dropped, no subsampling).
     offsets : numpy.ndarray of shape (n_docs + 1,), int64
     config : skembed.kernels.word2vec.KernelConfig
-    keep_prob : numpy.ndarray of shape (n_words,), float32
-        Subsampling keep probability of each word (decided per epoch).
-    dm : bool
-    epochs : int
-    alpha, min_alpha : float
-        Learning rate of the first and last epoch (linear steps in between, as
-        gensim's ``infer_vector``).
-    seed : int
+    settings : Inference
+        Keep probabilities, mode, epochs, learning rates and seed.
     n_parts : int
         Threads; the result does not depend on it.
 
@@ -441,7 +447,7 @@ def infer_documents(
         Documents whose inference met a non-finite value.
     """
     n_docs = offsets.size - 1
-    dim = syn1neg.shape[1]
+    dim = weights.syn1neg.shape[1]
     out = np.zeros((n_docs, dim), dtype=np.float32)
     bad = np.zeros(n_docs, dtype=np.bool_)
     max_len = 1
@@ -452,21 +458,6 @@ def infer_documents(
         neu1 = np.zeros(dim, dtype=np.float32)
         neu1e = np.zeros(dim, dtype=np.float32)
         for d in range(t, n_docs, n_parts):
-            bad[d] = _infer_one(
-                out[d],
-                syn0,
-                syn1neg,
-                syn1,
-                ids[offsets[d] : offsets[d + 1]],
-                config,
-                keep_prob,
-                dm,
-                epochs,
-                alpha,
-                min_alpha,
-                seed,
-                buf,
-                neu1,
-                neu1e,
-            )
+            doc_ids = ids[offsets[d] : offsets[d + 1]]
+            bad[d] = _infer_one(out[d], weights, doc_ids, config, settings, buf, neu1, neu1e)
     return out, bad

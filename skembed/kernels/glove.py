@@ -18,6 +18,8 @@ as fast, see ``docs/glove.md``.)
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -118,11 +120,74 @@ def blocked_schedule(n_blocks):
     return np.stack([t * n_blocks + (t + r) % n_blocks for r in range(n_blocks)]).astype(np.int64)
 
 
+class Records(NamedTuple):
+    """The non-zero co-occurrences, grouped into cells.
+
+    Attributes
+    ----------
+    rows, cols : numpy.ndarray of shape (nnz,), int32
+        Word and context ids of the records.
+    vals : numpy.ndarray of shape (nnz,), float32
+        Their co-occurrence counts ``X_ij > 0``.
+    offsets : numpy.ndarray of shape (n_cells + 1,), int64
+        Records of cell ``c`` are ``offsets[c]:offsets[c + 1]``, trained in that order
+        (see :func:`block_records`).
+    """
+
+    rows: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+    offsets: np.ndarray
+
+
+class GloveWeights(NamedTuple):
+    """GloVe's parameters, or their AdaGrad squared-gradient sums (same shapes), updated in place.
+
+    Attributes
+    ----------
+    W, C : numpy.ndarray of shape (n_words, vector_size), float32
+        Word and context vectors.
+    bw, bc : numpy.ndarray of shape (n_words,), float32
+        Word and context biases.
+    """
+
+    W: np.ndarray
+    C: np.ndarray
+    bw: np.ndarray
+    bc: np.ndarray
+
+
+class GloveSettings(NamedTuple):
+    """The scalars of the update (see :func:`glove_epoch`).
+
+    Attributes
+    ----------
+    x_max : float
+        Counts at or above it weigh 1.
+    weighting_exponent : float
+        Exponent of the weighting function below ``x_max``.
+    learning_rate : float
+    grad_clip : float
+        Each gradient component is clipped to ``[-grad_clip, grad_clip]``.
+    """
+
+    x_max: float
+    weighting_exponent: float
+    learning_rate: float
+    grad_clip: float
+
+
 @njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
-def _train_span(
-    lo, hi, rows, cols, vals, W, C, bw, bc, gW, gC, gbw, gbc, x_max, exponent, lr, clip
-):
-    """Sequential AdaGrad updates over records ``lo:hi``; returns their summed cost."""
+def _train_span(lo, hi, records, weights, sums, x_max, exponent, lr, clip):
+    """Sequential AdaGrad updates over records ``lo:hi``; returns their summed cost.
+
+    ``weights`` and ``sums`` are :class:`GloveWeights` (parameters, squared-gradient sums).
+    The arrays the loop writes are bound to locals first: numba's dead-code elimination
+    once dropped a write through a named tuple's field in inlined code.
+    """
+    rows, cols, vals = records.rows, records.cols, records.vals
+    W, C, bw, bc = weights.W, weights.C, weights.bw, weights.bc
+    gW, gC, gbw, gbc = sums.W, sums.C, sums.bw, sums.bc
     dim = W.shape[1]
     cost = 0.0
     for k in range(lo, hi):
@@ -157,25 +222,7 @@ def _train_span(
 
 
 @njit(cache=True, nogil=True, parallel=True, fastmath=_FASTMATH)
-def glove_epoch(
-    rows,
-    cols,
-    vals,
-    offsets,
-    schedule,
-    W,
-    C,
-    bw,
-    bc,
-    gW,
-    gC,
-    gbw,
-    gbc,
-    x_max,
-    weighting_exponent,
-    learning_rate,
-    grad_clip,
-):
+def glove_epoch(records, schedule, weights, sums, settings):
     """One AdaGrad epoch of GloVe over the non-zero co-occurrences, in place.
 
     For each record ``(i, j, X_ij)``::
@@ -195,24 +242,19 @@ def glove_epoch(
 
     Parameters
     ----------
-    rows, cols : numpy.ndarray of shape (nnz,), int32
-        Word and context ids of the records.
-    vals : numpy.ndarray of shape (nnz,), float32
-        ``X_ij > 0``.
-    offsets : numpy.ndarray of shape (n_cells + 1,), int64
-        Records of cell ``c`` are ``offsets[c]:offsets[c + 1]``, trained in
-        that order (see :func:`block_records`).
+    records : Records
+        The records and their cells' offsets (:func:`block_records`).
     schedule : numpy.ndarray of shape (n_rounds, n_parallel), int64
         Cells trained in parallel in each round, rounds one after the other
         (see :func:`blocked_schedule`).
-    W, C : numpy.ndarray of shape (n_words, vector_size), float32
-        Word and context vectors, updated in place.
-    bw, bc : numpy.ndarray of shape (n_words,), float32
-        Word and context biases, updated in place.
-    gW, gC, gbw, gbc : numpy.ndarray, float32
-        AdaGrad squared-gradient sums, same shapes as ``W, C, bw, bc``.
-    x_max, weighting_exponent, learning_rate, grad_clip : float
-        See above.
+    weights : GloveWeights
+        ``W, C`` (float32, (n_words, vector_size)) and ``bw, bc`` (float32, (n_words,)),
+        updated in place.
+    sums : GloveWeights
+        AdaGrad squared-gradient sums ``gW, gC, gbw, gbc``, same shapes and dtypes,
+        updated in place.
+    settings : GloveSettings
+        ``x_max``, ``weighting_exponent``, ``learning_rate``, ``grad_clip`` (see above).
 
     Returns
     -------
@@ -221,30 +263,17 @@ def glove_epoch(
         computed before that record's update); sum it in order for a
         deterministic total.
     """
-    lr = np.float32(learning_rate)
-    clip = np.float32(grad_clip)
+    x_max = settings.x_max
+    exponent = settings.weighting_exponent
+    lr = np.float32(settings.learning_rate)
+    clip = np.float32(settings.grad_clip)
+    offsets = records.offsets
     costs = np.zeros(offsets.shape[0] - 1, dtype=np.float64)
     n_par = schedule.shape[1]
     for r in range(schedule.shape[0]):
         for t in prange(n_par):
             c = schedule[r, t]
             costs[c] = _train_span(
-                offsets[c],
-                offsets[c + 1],
-                rows,
-                cols,
-                vals,
-                W,
-                C,
-                bw,
-                bc,
-                gW,
-                gC,
-                gbw,
-                gbc,
-                x_max,
-                weighting_exponent,
-                lr,
-                clip,
+                offsets[c], offsets[c + 1], records, weights, sums, x_max, exponent, lr, clip
             )
     return costs

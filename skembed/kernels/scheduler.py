@@ -425,38 +425,26 @@ def train_word2vec_chunk(
 
 
 def train_doc2vec_chunk(
-    syn0,
-    syn1neg,
-    syn1,
-    ids,
-    offsets,
-    doc_rows,
-    config,
-    dm,
-    dbow_words,
-    alpha_start,
-    alpha_end,
-    seed,
-    n_parts,
+    weights, ids, offsets, documents, config, alpha_start, alpha_end, seed, n_parts
 ):
     """Train paragraph vectors on one corpus chunk split into ``n_parts`` slices of pieces.
 
     Parameters
     ----------
-    syn0 : numpy.ndarray of shape (n_words + n_doc_rows, dim), float32
-        Word input vectors, then the document (tag) vectors; updated in place.
-    syn1neg : numpy.ndarray of shape (n_words, dim) or (0, dim), float32
-    syn1 : numpy.ndarray of shape (n_words - 1, dim) or (0, dim), float32
-        Output layers (negative sampling, hierarchical softmax), updated in place.
+    weights : skembed.kernels._core.Weights
+        ``syn0`` (float32, (n_words + n_doc_rows, dim)): the word input vectors, then the
+        document (tag) vectors; ``syn1neg`` (float32, (n_words, dim) or (0, dim)) and
+        ``syn1`` (float32, (n_words - 1, dim) or (0, dim)): the output layers (negative
+        sampling, hierarchical softmax). Updated in place.
     ids : numpy.ndarray of shape (n_tokens,), int32
         Vocabulary ids of the chunk after subsampling.
     offsets : numpy.ndarray of shape (n_pieces + 1,), int64
-    doc_rows : numpy.ndarray of shape (n_pieces,), int64
-        Row of ``syn0`` holding the document vector of each piece.
+    documents : skembed.kernels._core.Documents
+        Row of ``syn0`` holding the document vector of each piece (int64, (n_pieces,)),
+        and the mode (``dm``, ``dbow_words``, bools).
     config : skembed.kernels.word2vec.KernelConfig
         Output-layer tables, ``window`` and ``sync_tokens`` (the parallel
         scheme of the word2vec kernel, reused here).
-    dm, dbow_words : bool
     alpha_start, alpha_end : float
         Learning rate at the first and last token of each slice.
     seed : int
@@ -469,9 +457,10 @@ def train_doc2vec_chunk(
         Summed loss, number of examples and a NaN flag per slice.
     """
     c = config
+    dm, dbow_words = bool(documents.dm), bool(documents.dbow_words)
     phase = int(c.sync_tokens) if (c.sync_tokens > 0 and n_parts > 1) else None
     # pure PV-DBOW with negative sampling only: the batched kernel (shared negatives)
     shared = bool(c.shared_negatives and not dm and not dbow_words and not c.hs and c.negative > 0)
-    chunk = Chunk(ids, offsets, None, Documents(doc_rows, bool(dm), bool(dbow_words)))
-    job = Job(Weights(syn0, syn1neg, syn1), chunk, c, phase, alpha_start, alpha_end)
+    chunk = Chunk(ids, offsets, None, Documents(documents.rows, dm, dbow_words))
+    job = Job(Weights(*weights), chunk, c, phase, alpha_start, alpha_end)
     return run_phases(job, SHARED_DBOW if shared else PER_EXAMPLE, seed, n_parts)

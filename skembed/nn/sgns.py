@@ -89,6 +89,8 @@ Multiple GPUs", MLHPC workshop.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from torch.nn import functional as F
 
@@ -326,10 +328,9 @@ def train_sgns_chunk(
             f"window, negative and batch_words must be >= 1, got {window}, {negative}, "
             f"{batch_words}."
         )
-    ids, offsets, prob, alias, gen, labels, loss, n_examples = _on_device(
-        syn0, syn1neg, ids, offsets, neg_prob, neg_alias, negative, seed
-    )
-    n_tok = ids.shape[0]
+    dc = _on_device(syn0, syn1neg, ids, offsets, neg_prob, neg_alias, negative, seed)
+    labels, loss, n_examples = dc.labels, dc.loss, dc.n_examples
+    n_tok = dc.ids.shape[0]
     if n_tok == 0:
         return loss, n_examples
     step = (float(alpha_end) - float(alpha_start)) / max(n_tok, 1)
@@ -337,20 +338,8 @@ def train_sgns_chunk(
     # step is only gathers, three matrix products and two index_add_ (fewer launches)
     block = max(batch_words, (_BLOCK_CENTRES // batch_words) * batch_words)
     for b0 in range(0, n_tok, block):
-        plan = _plan_block(
-            ids,
-            offsets,
-            b0,
-            min(b0 + block, n_tok),
-            window,
-            negative,
-            prob,
-            alias,
-            gen,
-            float(alpha_start),
-            step,
-            syn0.dtype,
-        )
+        stop = min(b0 + block, n_tok)
+        plan = _plan_block(dc, b0, stop, window, negative, float(alpha_start), step, syn0.dtype)
         fn = _skipgram_step if sg else _cbow_step
         block_bags = (
             None if subwords is None else subwords.block(plan["ctx"], plan["valid"], batch_words)
@@ -378,10 +367,36 @@ def _outputs(centre, negative, prob, alias, gen, dtype):
     return torch.cat([centre[:, None], negs], dim=1), keep
 
 
+class _DeviceChunk(NamedTuple):
+    """A chunk's inputs on ``syn0``'s device (:func:`_on_device`).
+
+    Attributes
+    ----------
+    ids : torch.Tensor of shape (n_tokens,), int64
+    offsets : torch.Tensor of shape (n_docs + 1,), int64
+    prob, alias : torch.Tensor of shape (n_words,)
+        The noise distribution's alias table (:func:`device_tables`).
+    gen : torch.Generator
+        Seeded; draws the windows and the noise words.
+    labels : torch.Tensor of shape (negative + 1,), syn0's dtype
+        ``[1, 0 .. 0]``: the positive, then the noise words.
+    loss, n_examples : torch.Tensor, 0-d, float64
+        Zero accumulators.
+    """
+
+    ids: torch.Tensor
+    offsets: torch.Tensor
+    prob: torch.Tensor
+    alias: torch.Tensor
+    gen: torch.Generator
+    labels: torch.Tensor
+    loss: torch.Tensor
+    n_examples: torch.Tensor
+
+
 def _on_device(syn0, syn1neg, ids, offsets, neg_prob, neg_alias, negative, seed):
-    """A chunk's inputs on ``syn0``'s device: ids and offsets (int64), the alias table, a
-    seeded generator, the labels ``[1, 0 .. 0]`` of ``negative + 1`` outputs and the two
-    zero accumulators (loss, examples). Refuses ``syn1neg`` on another device."""
+    """A chunk's inputs on ``syn0``'s device (a :class:`_DeviceChunk`). Refuses ``syn1neg``
+    on another device."""
     dev = syn0.device
     if syn1neg.device != dev:
         raise ValueError(
@@ -395,7 +410,7 @@ def _on_device(syn0, syn1neg, ids, offsets, neg_prob, neg_alias, negative, seed)
     labels = torch.zeros(negative + 1, dtype=syn0.dtype, device=dev)
     labels[0] = 1.0
     zeros = [torch.zeros((), dtype=torch.float64, device=dev) for _ in range(2)]
-    return (ids, offsets, prob, alias, gen, labels, *zeros)
+    return _DeviceChunk(ids, offsets, prob, alias, gen, labels, *zeros)
 
 
 #: centres whose windows and negatives are drawn at once (bounds the plan's memory:
@@ -403,8 +418,10 @@ def _on_device(syn0, syn1neg, ids, offsets, neg_prob, neg_alias, negative, seed)
 _BLOCK_CENTRES = 1 << 20
 
 
-def _plan_block(ids, offsets, start, stop, window, negative, prob, alias, gen, a0, step, dtype):
-    """Contexts, their mask, negatives and learning rates of the centres ``start .. stop - 1``."""
+def _plan_block(dc, start, stop, window, negative, a0, step, dtype):
+    """Contexts, their mask, negatives and learning rates of the centres ``start .. stop - 1``
+    of the chunk ``dc`` (a :class:`_DeviceChunk`)."""
+    ids, offsets, gen = dc.ids, dc.offsets, dc.gen
     dev = ids.device
     n_tok = ids.shape[0]
     pos = torch.arange(start, stop, device=dev)
@@ -422,7 +439,7 @@ def _plan_block(ids, offsets, start, stop, window, negative, prob, alias, gen, a
         (rel.abs()[None, :] <= eff[:, None]) & (ctx_pos >= lo[:, None]) & (ctx_pos < hi[:, None])
     )
     ctx = ids[ctx_pos.clamp_(0, n_tok - 1)]  # (n, 2W)
-    out_ids, out_keep = _outputs(centre, negative, prob, alias, gen, dtype)  # (n, K + 1)
+    out_ids, out_keep = _outputs(centre, negative, dc.prob, dc.alias, gen, dtype)  # (n, K + 1)
     return {
         "n": n,
         "ctx": ctx,

@@ -23,7 +23,7 @@ SCRIPT = r"""
 import sys
 import numpy as np
 from skembed.text.word2vec._training import kernel_config
-from skembed.kernels.scheduler import train_doc2vec_chunk, train_word2vec_chunk
+from skembed.kernels.scheduler import Documents, Weights, train_doc2vec_chunk, train_word2vec_chunk
 from skembed.kernels.fasttext import vocabulary_ngram_hashes
 
 
@@ -48,9 +48,10 @@ def run(case, n_parts, sync):
         for rep in range(2):  # the first call compiles (or loads) the kernel
             print("@@START" if rep else "@@WARM", flush=True)
             if d2v:
+                docs = Documents(np.arange(3) + n_rows, d2v == 2, False)
                 train_doc2vec_chunk(
-                    syn0, syn1neg, syn1, ids, offsets, np.arange(3) + n_rows, cfg, d2v == 2,
-                    False, 0.025, 0.0001, 7, n_parts,
+                    Weights(syn0, syn1neg, syn1), ids, offsets, docs, cfg, 0.025, 0.0001, 7,
+                    n_parts,
                 )
             else:
                 train_word2vec_chunk(

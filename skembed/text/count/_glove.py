@@ -431,7 +431,15 @@ class GloVeTransformer(BaseWordEmbedder):
         )
 
     def _train_numba(self, rows, cols, vals, n_words, seed):
-        from ...kernels.glove import block_records, blocked_schedule, glove_epoch, shuffle_records
+        from ...kernels.glove import (
+            GloveSettings,
+            GloveWeights,
+            Records,
+            block_records,
+            blocked_schedule,
+            glove_epoch,
+            shuffle_records,
+        )
 
         W, C, bw, bc = self._init_params(n_words, seed)
         gW, gC = np.ones_like(W), np.ones_like(C)
@@ -444,23 +452,16 @@ class GloVeTransformer(BaseWordEmbedder):
 
         def epoch_step(epoch):
             costs = glove_epoch(
-                rows,
-                cols,
-                vals,
-                offsets,
+                Records(rows, cols, vals, offsets),
                 schedule,
-                W,
-                C,
-                bw,
-                bc,
-                gW,
-                gC,
-                gbw,
-                gbc,
-                float(self.x_max),
-                float(self.weighting_exponent),
-                float(self.learning_rate),
-                GRAD_CLIP,
+                GloveWeights(W, C, bw, bc),
+                GloveWeights(gW, gC, gbw, gbc),
+                GloveSettings(
+                    float(self.x_max),
+                    float(self.weighting_exponent),
+                    float(self.learning_rate),
+                    GRAD_CLIP,
+                ),
             )
             return {"loss": float(np.sum(costs)) / max(n_records, 1)}
 

@@ -557,8 +557,9 @@ class Doc2VecTransformer(
         skembed.exceptions.TrainingDivergedError
             If inference meets a non-finite value (lower ``infer_alpha``).
         """
-        from ...kernels.doc2vec import infer_documents
+        from ...kernels.doc2vec import Inference, infer_documents
         from ...kernels.sampling import keep_probabilities
+        from ...kernels.scheduler import Weights
 
         check_is_fitted(self, "dv_")
         documents = self._check_documents(X, allow_iterable=True)
@@ -569,18 +570,22 @@ class Doc2VecTransformer(
         alpha = self.alpha if self.infer_alpha is None else self.infer_alpha
         with limit_threads(self.n_jobs, modules=("numba",)) as n_threads, KERNEL_LOCK:
             out, bad = infer_documents(
-                syn0,
-                self.syn1neg_ if self.syn1neg_ is not None else empty_model,
-                self.syn1_ if self.syn1_ is not None else empty_model,
+                Weights(
+                    syn0,
+                    self.syn1neg_ if self.syn1neg_ is not None else empty_model,
+                    self.syn1_ if self.syn1_ is not None else empty_model,
+                ),
                 ids,
                 offsets,
                 self._config(self.word_counts_),
-                keep_probabilities(self.word_counts_, self.sample),
-                bool(self.dm),
-                int(self.infer_epochs or self.epochs),
-                float(alpha),
-                float(self.min_alpha),
-                self.infer_seed_,
+                Inference(
+                    keep_probabilities(self.word_counts_, self.sample),
+                    bool(self.dm),
+                    int(self.infer_epochs or self.epochs),
+                    float(alpha),
+                    float(self.min_alpha),
+                    self.infer_seed_,
+                ),
                 n_threads,
             )
         if bad.any():

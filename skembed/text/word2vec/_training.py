@@ -494,21 +494,20 @@ class Doc2VecEngine(NumbaEngine):
 
     def train_chunk(self, ids, offsets, alpha_start, alpha_end, seed, doc_rows):
         """Train one chunk; ``doc_rows`` (int64, ``n_docs``): the ``syn0`` row of each piece."""
+        from ...kernels.scheduler import Documents, Weights
         from ...kernels.scheduler import train_doc2vec_chunk as train_chunk
 
         with KERNEL_LOCK:
             stats = train_chunk(
-                *self.weights(),
+                Weights(*self.weights()),
                 ids,
                 offsets,
-                doc_rows,
-                self.config,
-                self.dm,
-                self.dbow_words,
-                float(alpha_start),
-                float(alpha_end),
-                int(seed),
-                self.n_parts,
+                Documents(doc_rows, self.dm, self.dbow_words),
+                config=self.config,
+                alpha_start=float(alpha_start),
+                alpha_end=float(alpha_end),
+                seed=int(seed),
+                n_parts=self.n_parts,
             )
         return self._chunk_result(stats)
 

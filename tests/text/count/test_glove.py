@@ -9,7 +9,15 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from skembed.exceptions import TrainingDivergedError
-from skembed.kernels.glove import block_records, blocked_schedule, glove_epoch, shuffle_records
+from skembed.kernels.glove import (
+    GloveSettings,
+    GloveWeights,
+    Records,
+    block_records,
+    blocked_schedule,
+    glove_epoch,
+    shuffle_records,
+)
 from skembed.text import LineCorpus
 from skembed.text.count._glove import GloVeTransformer
 
@@ -70,7 +78,14 @@ def test_kernel_epoch_equals_numpy_reference(scale):
     ref = [a.copy() for a in state]
     got = [a.astype(np.float32) for a in state]
     ref_cost = reference_epoch(rows, cols, vals.astype(np.float64), *ref, 10.0, 0.75, 0.05, 100.0)
-    costs = glove_epoch(rows, cols, vals, *one_cell(4), *got, 10.0, 0.75, 0.05, 100.0)
+    offsets, schedule = one_cell(4)
+    costs = glove_epoch(
+        Records(rows, cols, vals, offsets),
+        schedule,
+        GloveWeights(*got[:4]),
+        GloveWeights(*got[4:]),
+        GloveSettings(10.0, 0.75, 0.05, 100.0),
+    )
     assert costs.shape == (1,)
     assert costs[0] == pytest.approx(ref_cost, rel=1e-4)
     for a, b in zip(got, ref, strict=True):
@@ -88,10 +103,15 @@ def test_kernel_first_step_by_hand():
     g = [np.ones((1, 1), np.float32), np.ones((1, 1), np.float32)]
     gb = [np.ones(1, np.float32), np.ones(1, np.float32)]
     x = np.float32(np.e)  # log x = 1
+    offsets, schedule = one_cell(1)
+    records = Records(np.zeros(1, np.int32), np.zeros(1, np.int32), np.array([x]), offsets)
     costs = glove_epoch(
-        np.zeros(1, np.int32), np.zeros(1, np.int32), np.array([x]), *one_cell(1),
-        W, C, bw, bc, *g, *gb, 100.0, 0.75, 0.1, 100.0,
-    )  # fmt: skip
+        records,
+        schedule,
+        GloveWeights(W, C, bw, bc),
+        GloveWeights(*g, *gb),
+        GloveSettings(100.0, 0.75, 0.1, 100.0),
+    )
     diff = 0.5 * 0.25 + 0.1 + 0.2 - 1.0  # -0.575
     f = (np.e / 100.0) ** 0.75
     assert costs[0] == pytest.approx(0.5 * f * diff * diff, rel=1e-6)
@@ -179,7 +199,13 @@ def test_blocked_epoch_equals_sequential_reference_in_schedule_order():
         numba.set_num_threads(threads)
         got = [a.astype(np.float32) for a in init]
         for _ in range(3):
-            costs = glove_epoch(rows, cols, vals, offsets, schedule, *got, 100.0, 0.75, 0.05, 100.0)
+            costs = glove_epoch(
+                Records(rows, cols, vals, offsets),
+                schedule,
+                GloveWeights(*got[:4]),
+                GloveWeights(*got[4:]),
+                GloveSettings(100.0, 0.75, 0.05, 100.0),
+            )
         results.append(got)
         assert costs.sum() == pytest.approx(ref_cost, rel=1e-4)
         for a, b in zip(got, ref, strict=True):

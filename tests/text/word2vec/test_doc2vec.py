@@ -10,8 +10,9 @@ from sklearn.exceptions import NotFittedError
 
 from skembed.exceptions import TrainingDivergedError
 from skembed.kernels import doc2vec as kernels
+from skembed.kernels.doc2vec import Inference
 from skembed.kernels.sampling import EXP_TABLE_SIZE, MAX_EXP, keep_probabilities, sigmoid_tables
-from skembed.kernels.scheduler import train_doc2vec_chunk
+from skembed.kernels.scheduler import Documents, Weights, train_doc2vec_chunk
 from skembed.text.word2vec._doc2vec import Doc2VecTransformer
 from skembed.text.word2vec._training import kernel_config
 
@@ -56,8 +57,8 @@ def test_pv_dbow_single_update_by_hand():
     syn1 = np.array([[0.3, -0.1]], np.float32)
     dv0, syn10 = syn0[2].copy(), syn1[0].copy()
     stats = train_doc2vec_chunk(
-        syn0, np.zeros((0, 2), np.float32), syn1, np.array([0], np.int32), np.array([0, 1]),
-        np.array([2]), config, False, False, alpha, alpha, 1, 1,
+        Weights(syn0, np.zeros((0, 2), np.float32), syn1), np.array([0], np.int32),
+        np.array([0, 1]), Documents(np.array([2]), False, False), config, alpha, alpha, 1, 1,
     )  # fmt: skip
     code = float(config.codes[0, 0])
     g = (1.0 - code - _table_sigmoid(float(dv0 @ syn10))) * alpha
@@ -122,8 +123,8 @@ def test_pv_dbow_shared_negatives_match_a_numpy_reference():
     )  # fmt: skip
     w0, w1, loss, n = _shared_dbow_reference(syn0, syn1neg, docs, [5, 6], 4, alpha, DBOW_BATCH)
     stats = train_doc2vec_chunk(
-        syn0, syn1neg, np.zeros((0, dim), np.float32), np.array(sum(docs, []), np.int32),
-        np.array([0, 7, 12]), np.array([5, 6]), config, False, False, alpha, alpha, 1, 1,
+        Weights(syn0, syn1neg, np.zeros((0, dim), np.float32)), np.array(sum(docs, []), np.int32),
+        np.array([0, 7, 12]), Documents(np.array([5, 6]), False, False), config, alpha, alpha, 1, 1,
     )  # fmt: skip
     np.testing.assert_allclose(syn0, w0, rtol=0, atol=1e-6)
     np.testing.assert_allclose(syn1neg, w1, rtol=0, atol=1e-6)
@@ -147,8 +148,8 @@ def test_pv_dm_two_updates_by_hand():
         w[2] = w[2] + err
         w[context] = w[context] + err
     train_doc2vec_chunk(
-        syn0, np.zeros((0, 2), np.float32), syn1, np.array([0, 1], np.int32), np.array([0, 2]),
-        np.array([2]), config, True, False, alpha, alpha, 1, 1,
+        Weights(syn0, np.zeros((0, 2), np.float32), syn1), np.array([0, 1], np.int32),
+        np.array([0, 2]), Documents(np.array([2]), True, False), config, alpha, alpha, 1, 1,
     )  # fmt: skip
     np.testing.assert_allclose(syn0, w, rtol=1e-5)
     np.testing.assert_allclose(syn1[0], s1, rtol=1e-5)
@@ -168,7 +169,8 @@ def test_inference_kernel_leaves_model_unchanged_and_ignores_threads():
     ids = rng.integers(0, 40, 300).astype(np.int32)
     offsets = np.array([0, 50, 120, 120, 300])
     keep = keep_probabilities(counts, 1e-2)
-    args = (syn0, syn1neg, syn1, ids, offsets, config, keep, True, 4, 0.05, 0.001, 7)
+    weights, settings = Weights(syn0, syn1neg, syn1), Inference(keep, True, 4, 0.05, 0.001, 7)
+    args = (weights, ids, offsets, config, settings)
     one, bad = kernels.infer_documents(*args, 1)
     two, _ = kernels.infer_documents(*args, 2)
     assert not bad.any()
@@ -177,9 +179,8 @@ def test_inference_kernel_leaves_model_unchanged_and_ignores_threads():
         assert np.array_equal(a, b)
     # a document alone gives the same vector as inside a batch
     alone, _ = kernels.infer_documents(
-        syn0, syn1neg, syn1, ids[120:300], np.array([0, 180]), config, keep, True, 4, 0.05,
-        0.001, 7, 1,
-    )  # fmt: skip
+        weights, ids[120:300], np.array([0, 180]), config, settings, 1
+    )
     assert np.array_equal(alone[0], one[3])
     assert not np.array_equal(one[0], one[1])
 

@@ -554,8 +554,8 @@ def pack_keys(keys):
     >>> unpack_keys(packed, "Model", "index_to_key")
     ['a', 'bé']
     """
-    if not all(isinstance(k, str) for k in keys):
-        return keys
+    if not isinstance(keys, (list, tuple)) or not all(isinstance(k, str) for k in keys):
+        return keys  # graph node ids, or already packed
     encoded = [k.encode("utf-8", "surrogatepass") for k in keys]
     ends = np.cumsum([len(b) for b in encoded], dtype=np.int64)
     return {"utf8": np.frombuffer(b"".join(encoded), np.uint8).copy(), "ends": ends}
@@ -591,7 +591,8 @@ def unpack_keys(packed, owner, attr):
         if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype.kind not in "iu":
             raise refuse_state(owner, f"{attr}.{name}", "is not a 1-D integer array")
     starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
-    if ends.size and (np.any(ends < starts) or int(ends[-1]) != utf8.size):
+    last = int(ends[-1]) if ends.size else 0
+    if np.any(ends < starts) or last != utf8.size:
         raise refuse_state(owner, f"{attr}.ends", f"does not cut the {utf8.size} bytes in order")
     if utf8.size and (int(utf8.min()) < 0 or int(utf8.max()) > 255):
         raise refuse_state(owner, f"{attr}.utf8", "holds values that are not bytes")

@@ -259,7 +259,7 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
             vocabulary = unpack_vocabulary(state["vocabulary_"], type(self).__name__, "vocabulary_")
             state = {**state, "vocabulary_": vocabulary}
             vectorizer = state.get("vectorizer_")
-            if vectorizer is not None and not hasattr(vectorizer, "vocabulary_"):
+            if hasattr(vectorizer, "get_params") and not hasattr(vectorizer, "vocabulary_"):
                 vectorizer.vocabulary_ = vocabulary
         super().__setstate__(state)
         _check_ngram_range(self.ngram_range, f"{type(self).__name__}: stored")

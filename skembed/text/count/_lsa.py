@@ -247,8 +247,8 @@ class TfidfLSA(TextEmbedderMixin, ClassNamePrefixFeaturesOutMixin, TransformerMi
 
     def __getstate__(self):
         state = super().__getstate__()  # vocabulary_ packed (_vocabulary_attributes)
-        vectorizer = state.get("vectorizer_")
-        if getattr(vectorizer, "vocabulary_", None) is self.vocabulary_:
+        vectorizer, vocabulary = state.get("vectorizer_"), getattr(self, "vocabulary_", None)
+        if vocabulary is not None and getattr(vectorizer, "vocabulary_", None) is vocabulary:
             # the vectorizer's copy is derived: dropped here, rebuilt from vocabulary_ on load
             state["vectorizer_"] = copy.copy(vectorizer)
             del state["vectorizer_"].vocabulary_

@@ -487,8 +487,10 @@ def transform_with_stored(inner, X, owner, attr, *, passes_missing=False):
     Raises
     ------
     ValueError
-        Naming ``attr`` when the call raises (scikit-learn's message kept), or
-        when an output value is NaN or infinite where the input is present.
+        Naming ``attr`` when the call raises (scikit-learn's message kept; an
+        error other than its ``ValueError`` is said to come from damaged
+        state), or when an output value is NaN or infinite where the input is
+        present.
 
     Examples
     --------
@@ -506,7 +508,9 @@ def transform_with_stored(inner, X, owner, attr, *, passes_missing=False):
     name = type(inner).__name__
     try:
         out = inner.transform(X)
-    except Exception as exc:  # scikit-learn reading a stored attribute, or the input
+    except ValueError as exc:  # scikit-learn's refusal of the input (or of its own state)
+        raise ValueError(f"{exc} (raised by {owner}.{attr}, a {name})") from exc
+    except Exception as exc:  # a fitted object does not raise these on valid input
         raise ValueError(
             f"{exc} [{owner}.{attr}, the stored {name}, raised {type(exc).__name__} on this "
             "input: where the input has fit's columns and types, the stored state is damaged "
